@@ -1,0 +1,13 @@
+export const PLANS = ['free', 'starter', 'professional'] as const
+export type Plan = typeof PLANS[number]
+
+/** Requests per rate-limit window (one hour unless configured otherwise). */
+export const DEFAULT_PLAN_LIMITS: Record<Plan, number> = {
+  free: 100,
+  starter: 1000,
+  professional: 10000
+}
+
+export function isPlan (value: unknown): value is Plan {
+  return typeof value === 'string' && (PLANS as readonly string[]).includes(value)
+}

@@ -1,0 +1,42 @@
+// Domain errors. Each carries the contract's error code; the HTTP layer's one error handler
+// maps them to status codes, the CLI prints their message.
+
+export class LeaderboardError extends Error {
+  readonly code: string
+  constructor (code: string, message: string) {
+    super(message)
+    this.name = new.target.name
+    this.code = code
+  }
+}
+
+/** An input that breaks the contract's rules (bad id, out-of-range number, unknown curve…). */
+export class InvalidParameterError extends LeaderboardError {
+  constructor (message: string) { super('invalid_parameter', message) }
+}
+
+export class MemberNotFoundError extends LeaderboardError {
+  constructor (guildId: string, userId: string) {
+    super('member_not_found', `user ${userId} is not a member of server ${guildId}`)
+  }
+}
+
+/** An award that would lift a member past MAX_XP; nothing was changed. */
+export class XpLimitError extends LeaderboardError {
+  constructor (message: string) { super('xp_limit', message) }
+}
+
+export type DailyRefusal = 'already_claimed' | 'before_last_claim' | 'in_future'
+
+/** A daily claim the rules refuse; nothing was changed. */
+export class DailyClaimRefusedError extends LeaderboardError {
+  readonly reason: DailyRefusal
+  constructor (reason: DailyRefusal, message: string) {
+    super(reason, message)
+    this.reason = reason
+  }
+}
+
+export class ApiKeyNotFoundError extends LeaderboardError {
+  constructor (id: string) { super('api_key_not_found', `no API key with id ${id}`) }
+}

@@ -1,0 +1,85 @@
+// Builds the ioredis client (a single Redis or a Cluster) with bounded timeouts and no offline
+// queue, so a Redis outage fails requests fast instead of piling them up, and registers the
+// Lua commands with their TypeScript signatures.
+import { Cluster, Redis } from 'ioredis'
+import type { Result } from 'ioredis'
+import { defineCommands } from './scripts.js'
+
+export type RedisClient = Redis | Cluster
+
+export interface RedisConnectionOptions {
+  /** `redis://…` URL; for a cluster, one or more seed URLs separated by commas. */
+  url: string
+  cluster?: boolean
+  /** Longest a command may take before it fails (ms). */
+  commandTimeoutMs?: number
+  /** Queue commands while disconnected (CLI, tests) instead of failing them at once (the API). */
+  offlineQueue?: boolean
+}
+
+export function createRedis (options: RedisConnectionOptions): RedisClient {
+  const { url, cluster = false, commandTimeoutMs = 800, offlineQueue = false } = options
+  const common = {
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 1000,
+    enableOfflineQueue: offlineQueue,
+    maxRetriesPerRequest: offlineQueue ? 20 : 0,
+    // Keep trying to reconnect, never more than a second apart, so the service heals by itself.
+    retryStrategy: (attempt: number) => Math.min(50 * attempt, 1000)
+  }
+  let client: RedisClient
+  if (cluster) {
+    const seeds = url.split(',').map((seed) => {
+      const { hostname, port } = new URL(seed.trim())
+      return { host: hostname, port: Number(port || 6379) }
+    })
+    client = new Cluster(seeds, {
+      enableOfflineQueue: offlineQueue,
+      clusterRetryStrategy: common.retryStrategy,
+      redisOptions: { ...common, username: userOf(url), password: passwordOf(url) }
+    })
+  } else {
+    client = new Redis(url, common)
+  }
+  defineCommands(client)
+  return client
+}
+
+/** Redis's clock in Unix ms: the one time every instance and writer agrees on. */
+export async function redisNow (client: RedisClient): Promise<number> {
+  const [seconds, micros] = await client.time()
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+}
+
+function userOf (url: string): string | undefined {
+  const value = new URL(url.split(',')[0] ?? '').username
+  return value === '' ? undefined : decodeURIComponent(value)
+}
+
+function passwordOf (url: string): string | undefined {
+  const value = new URL(url.split(',')[0] ?? '').password
+  return value === '' ? undefined : decodeURIComponent(value)
+}
+
+type Reply = string | number | null
+type Str = string | number
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    awardXp(board: string, names: string, stats: string, settings: string,
+      member: string, userId: string, award: Str, username: string, maxXp: Str): Result<[number, number, number], Context>
+    setXp(board: string, names: string, stats: string,
+      member: string, userId: string, xp: Str, username: string): Result<number, Context>
+    setUsername(board: string, names: string, member: string, userId: string, username: string): Result<number, Context>
+    removeMember(board: string, names: string, streaks: string, claims: string, stats: string,
+      member: string, userId: string): Result<number, Context>
+    dailyClaim(board: string, streaks: string, claims: string,
+      member: string, userId: string, atMs: Str, maxAheadMs: Str): Result<[number, number, number?], Context>
+    leaderboardPage(board: string, names: string, settings: string, start: Str, stop: Str): Result<Reply[], Context>
+    member(board: string, names: string, streaks: string, claims: string, settings: string,
+      member: string, userId: string): Result<Reply[] | null, Context>
+    guildStats(stats: string, settings: string, defaultCurve: string): Result<Reply[], Context>
+    slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str): Result<[number, number, number], Context>
+    apiKeyLookup(record: string, hash: string): Result<Reply[], Context>
+  }
+}

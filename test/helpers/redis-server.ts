@@ -1,0 +1,153 @@
+// Throwaway redis-server processes for tests: each on a free port with its own data directory,
+// stopped in teardown. Nothing here ever talks to port 6379.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => { resolve(port) })
+    })
+  })
+}
+
+async function waitForPing (port: number, child: ChildProcess, deadlineMs = 10_000): Promise<void> {
+  const start = Date.now()
+  while (Date.now() - start < deadlineMs) {
+    if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with ${child.exitCode}`)
+    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      if (await probe.ping() === 'PONG') return
+    } catch {
+      // not up yet
+    } finally {
+      probe.disconnect()
+    }
+    await sleep(25)
+  }
+  throw new Error(`redis-server on port ${port} did not answer within ${deadlineMs} ms`)
+}
+
+export class RedisServer {
+  readonly port: number
+  readonly dir: string
+  readonly extraArgs: string[]
+  #child: ChildProcess | undefined
+
+  private constructor (port: number, dir: string, extraArgs: string[]) {
+    this.port = port
+    this.dir = dir
+    this.extraArgs = extraArgs
+  }
+
+  /** Starts a redis-server on a free port; retries with another port if that one was taken. */
+  static async start (extraArgs: string[] = []): Promise<RedisServer> {
+    const dir = mkdtempSync(join(tmpdir(), 'lb-redis-'))
+    let lastError: unknown
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const server = new RedisServer(await freePort(), dir, extraArgs)
+      try {
+        await server.startProcess()
+        return server
+      } catch (err) {
+        lastError = err
+      }
+    }
+    rmSync(dir, { recursive: true, force: true })
+    throw lastError
+  }
+
+  get url (): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  async startProcess (): Promise<void> {
+    const child = spawn('redis-server', [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir,
+      '--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs
+    ], { stdio: 'ignore' })
+    this.#child = child
+    await waitForPing(this.port, child)
+  }
+
+  /** Stops the server, keeping its data on disk when `save` is true. */
+  async stop ({ save = false } = {}): Promise<void> {
+    const child = this.#child
+    if (child === undefined || child.exitCode !== null) return
+    this.#child = undefined
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    if (save) {
+      spawnSync('redis-cli', ['-p', String(this.port), 'shutdown', 'save'], { stdio: 'ignore' })
+    } else {
+      child.kill('SIGKILL')
+    }
+    await exited
+  }
+
+  /** Stops and starts again on the same port with the same data. */
+  async restart (): Promise<void> {
+    await this.stop({ save: true })
+    await this.startProcess()
+  }
+
+  async close (): Promise<void> {
+    await this.stop()
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
+
+/** A Redis Cluster of `size` masters (no replicas) on free ports. */
+export class RedisCluster {
+  readonly nodes: RedisServer[]
+
+  private constructor (nodes: RedisServer[]) {
+    this.nodes = nodes
+  }
+
+  static async start (size = 3): Promise<RedisCluster> {
+    const nodes: RedisServer[] = []
+    try {
+      for (let i = 0; i < size; i++) {
+        nodes.push(await RedisServer.start(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']))
+      }
+      const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' })
+      if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`)
+      const cluster = new RedisCluster(nodes)
+      await cluster.waitUntilReady()
+      return cluster
+    } catch (err) {
+      await Promise.all(nodes.map(async (n) => { await n.close() }))
+      throw err
+    }
+  }
+
+  get url (): string {
+    return this.nodes.map((n) => n.url).join(',')
+  }
+
+  async waitUntilReady (deadlineMs = 15_000): Promise<void> {
+    const start = Date.now()
+    while (Date.now() - start < deadlineMs) {
+      const states = this.nodes.map((n) => spawnSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout)
+      if (states.every((s) => s.includes('cluster_state:ok'))) return
+      await sleep(100)
+    }
+    throw new Error('the test cluster did not reach cluster_state:ok')
+  }
+
+  async close (): Promise<void> {
+    await Promise.all(this.nodes.map(async (n) => { await n.close() }))
+  }
+}
