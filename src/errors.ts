@@ -40,3 +40,25 @@ export class DailyClaimRefusedError extends LeaderboardError {
 export class ApiKeyNotFoundError extends LeaderboardError {
   constructor (id: string) { super('api_key_not_found', `no API key with id ${id}`) }
 }
+
+// Errors of the HTTP API's authentication and limits.
+
+export class MissingApiKeyError extends LeaderboardError {
+  constructor () { super('missing_api_key', 'the x-api-key header is required') }
+}
+
+export class InvalidApiKeyError extends LeaderboardError {
+  constructor () { super('invalid_api_key', 'the API key is unknown, revoked or expired') }
+}
+
+export class ForbiddenError extends LeaderboardError {
+  constructor (guildId: string) { super('forbidden', `this API key does not belong to server ${guildId}`) }
+}
+
+export class RateLimitedError extends LeaderboardError {
+  readonly retryAfterSeconds: number
+  constructor (message: string, retryAfterSeconds: number) {
+    super('rate_limited', message)
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}

@@ -1,0 +1,50 @@
+// The application as a Fastify plugin, and `buildApp`, the one function that makes an
+// instance of it: the server and the tests both use it, with the config passed in.
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { randomUUID } from 'node:crypto'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { loggerOptions } from './logger.js'
+import configPlugin from './plugins/config.js'
+import redisPlugin from './plugins/redis.js'
+import errorHandler from './plugins/error-handler.js'
+import authPlugin from './plugins/auth.js'
+import openapiPlugin from './plugins/openapi.js'
+import healthRoutes from './routes/health.js'
+import apiRoutes from './routes/api/index.js'
+
+export interface AppOptions {
+  config: Config
+}
+
+export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  await fastify.register(configPlugin, { config: opts.config })
+  await fastify.register(redisPlugin)
+  await fastify.register(errorHandler)
+  await fastify.register(authPlugin)
+  await fastify.register(openapiPlugin)
+  await fastify.register(healthRoutes)
+  await fastify.register(apiRoutes, { prefix: '/api/v1' })
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+export function buildApp (config: Config, options: FastifyServerOptions = {}) {
+  const fastify = Fastify({
+    logger: loggerOptions(config.logLevel),
+    trustProxy: config.trustProxy,
+    // Honour a caller's request id when it is sane, so logs can be joined across services.
+    requestIdHeader: 'x-request-id',
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    ...options
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  fastify.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  void fastify.register(fp(app), { config })
+  return fastify
+}

@@ -1,0 +1,99 @@
+// API-key authentication and server scope.
+//
+// A key is looked up in Redis at most once per API_KEY_CACHE_TTL_MS per instance (3 s by
+// default), so a revoked key is refused everywhere within that time, and the common request
+// costs no Redis round trip for authentication. Failed authentications are counted per client
+// address; past the limit an address is refused with 429, and while it is refused its unknown
+// keys are not even looked up.
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
+import { hashApiKey, type KeyCheck } from '../api-keys/api-keys.js'
+import type { Plan } from '../api-keys/plans.js'
+import {
+  ForbiddenError, InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError
+} from '../errors.js'
+
+export interface AuthenticatedKey {
+  id: string
+  guildId: string
+  plan: Plan
+}
+
+type CachedCheck =
+  | (AuthenticatedKey & { valid: true, expiresAtLocal: number | null })
+  | { valid: false }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** onRequest hook: sets request.apiKey or refuses with 401/429. */
+    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** preValidation hook: refuses with 403 a key used on another server. */
+    authorizeGuild: (request: FastifyRequest) => Promise<void>
+  }
+  interface FastifyRequest {
+    apiKey: AuthenticatedKey | null
+  }
+}
+
+function toCached (check: KeyCheck): CachedCheck {
+  if (check.status !== 'ok') return { valid: false }
+  // Expiry is judged by Redis's clock: carry the key's remaining life over to the local one.
+  const expiresAtLocal = check.expiresAt === null ? null : Date.now() + (check.expiresAt - check.redisNow)
+  return { valid: true, id: check.id, guildId: check.guildId, plan: check.plan, expiresAtLocal }
+}
+
+export default fp(async function authPlugin (fastify: FastifyInstance) {
+  const { config, apiKeys, slidingWindow, keys } = fastify
+  const cacheTtl = config.apiKeyCacheTtlMs
+  const checks = new LRUCache<string, CachedCheck>({ max: 10_000, ttl: Math.max(cacheTtl, 1) })
+  // Addresses over the failed-authentication limit -> local time they may try again.
+  const blocked = new LRUCache<string, number>({ max: 10_000, ttl: config.authFailureWindowMs })
+
+  function refusedAddress (address: string): RateLimitedError | null {
+    const until = blocked.get(address) ?? 0
+    const seconds = Math.ceil((until - Date.now()) / 1000)
+    return seconds > 0 ? new RateLimitedError(`too many failed authentications from this address; retry in ${seconds} s`, seconds) : null
+  }
+
+  async function refuse (request: FastifyRequest, error: LeaderboardError): Promise<never> {
+    const already = refusedAddress(request.ip)
+    if (already !== null) throw already
+    const result = await slidingWindow.hit(keys.authFailures(request.ip), config.authFailureLimit, config.authFailureWindowMs)
+    if (!result.success) {
+      blocked.set(request.ip, Date.now() + result.reset)
+      throw refusedAddress(request.ip) ?? error
+    }
+    throw error
+  }
+
+  fastify.decorateRequest('apiKey', null)
+
+  fastify.decorate('authenticate', async function authenticate (request: FastifyRequest, reply: FastifyReply) {
+    const header = request.headers['x-api-key']
+    const presented = (Array.isArray(header) ? header[0] : header)?.trim() ?? ''
+    if (presented === '') return await refuse(request, new MissingApiKeyError())
+
+    const hash = hashApiKey(presented)
+    let check = cacheTtl > 0 ? checks.get(hash) : undefined
+    if (check === undefined) {
+      const refused = refusedAddress(request.ip)
+      if (refused !== null) throw refused
+      check = toCached(await apiKeys.check(presented))
+      if (cacheTtl > 0) checks.set(hash, check)
+    }
+    if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) {
+      return await refuse(request, new InvalidApiKeyError())
+    }
+    request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan }
+    // Every later line of this request names the key's id (never the key).
+    request.log = reply.log = request.log.child({ keyId: check.id })
+  })
+
+  fastify.decorate('authorizeGuild', async function authorizeGuild (request: FastifyRequest) {
+    const { guild_id: guildId } = request.params as { guild_id?: string }
+    if (request.apiKey === null || guildId === undefined || request.apiKey.guildId !== guildId) {
+      throw new ForbiddenError(guildId ?? '')
+    }
+  })
+}, { name: 'auth', dependencies: ['redis'] })

@@ -1,0 +1,42 @@
+// The Redis connection and the read-side services built on it, as decorators.
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { createRedis, type RedisClient } from '../redis/client.js'
+import { KeyBuilder } from '../redis/keys.js'
+import { LeaderboardReader } from '../reader/leaderboard-reader.js'
+import { ApiKeyStore } from '../api-keys/api-keys.js'
+import { SlidingWindow } from '../rate-limit/sliding-window.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    redisClient: RedisClient
+    keys: KeyBuilder
+    leaderboard: LeaderboardReader
+    apiKeys: ApiKeyStore
+    slidingWindow: SlidingWindow
+  }
+}
+
+export default fp(async function redisPlugin (fastify: FastifyInstance) {
+  const { config } = fastify
+  if (config.redisUrl === undefined) throw new Error('redisUrl is required to build the app')
+  const redis = createRedis({ url: config.redisUrl, cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs })
+  // ioredis reports every failed reconnection attempt; log the transitions, not the retries.
+  let healthy = true
+  redis.on('error', (err: Error) => {
+    if (healthy) fastify.log.error({ err: { message: err.message } }, 'redis unavailable')
+    healthy = false
+  })
+  redis.on('ready', () => {
+    if (!healthy) fastify.log.info('redis available again')
+    healthy = true
+  })
+  fastify.addHook('onClose', async () => { redis.disconnect() })
+
+  const keys = new KeyBuilder(config.redisPrefix)
+  fastify.decorate<RedisClient>('redisClient', redis)
+  fastify.decorate('keys', keys)
+  fastify.decorate('leaderboard', new LeaderboardReader(redis, keys))
+  fastify.decorate('apiKeys', new ApiKeyStore(redis, keys))
+  fastify.decorate('slidingWindow', new SlidingWindow(redis))
+}, { name: 'redis', dependencies: ['config'] })

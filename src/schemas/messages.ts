@@ -1,0 +1,53 @@
+// Clear messages for invalid input, built from the same schemas that validate it, so a message
+// always names the parameter and the bounds actually enforced.
+import type { FastifyError, FastifyRequest } from 'fastify'
+import { InvalidParameterError } from '../errors.js'
+import { SNOWFLAKE_PATTERN } from '../validation.js'
+
+interface PropertySchema {
+  type?: string
+  minimum?: number
+  maximum?: number
+  pattern?: string
+}
+
+export function parameterMessage (name: string, schema: PropertySchema | undefined): string | null {
+  if (schema?.type === 'integer') {
+    return `${name} must be an integer from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
+  }
+  if (schema?.pattern === SNOWFLAKE_PATTERN) {
+    return `${name} must be a decimal id of 1 to 20 digits without a leading zero`
+  }
+  return null
+}
+
+function propertySchema (request: FastifyRequest, part: string, name: string): PropertySchema | undefined {
+  const schema = (request.routeOptions.schema as Record<string, { properties?: Record<string, PropertySchema> }> | undefined)?.[part]
+  return schema?.properties?.[name]
+}
+
+export function validationMessage (error: FastifyError, request: FastifyRequest): string {
+  const first = error.validation?.[0]
+  const part = error.validationContext ?? 'request'
+  const name = first?.instancePath.replace(/^\//, '') ?? ''
+  if (first !== undefined && name !== '') {
+    return parameterMessage(name, propertySchema(request, part, name)) ?? `${name} ${first.message ?? 'is invalid'}`
+  }
+  return `${part} ${first?.message ?? 'is invalid'}`
+}
+
+/**
+ * A preValidation hook that refuses query integers not written as plain decimal digits.
+ * (Validation coerces with Number(), which would also accept "1e1", "0x10" or " 5".)
+ */
+export function plainIntegers (names: string[]) {
+  return async function (request: FastifyRequest): Promise<void> {
+    const query = request.query as Record<string, unknown>
+    for (const name of names) {
+      const value = query[name]
+      if (typeof value === 'string' && !/^\d+$/.test(value)) {
+        throw new InvalidParameterError(parameterMessage(name, propertySchema(request, 'querystring', name)) ?? `${name} is invalid`)
+      }
+    }
+  }
+}

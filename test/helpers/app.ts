@@ -1,0 +1,32 @@
+// Builds the real app (the same buildApp the server uses) against a test Redis, plus the
+// writer-side handles a test needs to arrange data. Everything is released in t.teardown.
+import type { Test } from 'tap'
+import { buildApp } from '../../src/app.js'
+import { type Config, parseConfig } from '../../src/config.js'
+import { createRedis, type RedisClient } from '../../src/redis/client.js'
+import { KeyBuilder } from '../../src/redis/keys.js'
+import { LeaderboardWriter } from '../../src/writer/leaderboard-writer.js'
+import { ApiKeyStore } from '../../src/api-keys/api-keys.js'
+
+export interface TestApp {
+  app: ReturnType<typeof buildApp>
+  config: Config
+  redis: RedisClient
+  keys: KeyBuilder
+  writer: LeaderboardWriter
+  apiKeys: ApiKeyStore
+}
+
+let prefixes = 0
+
+/** The app on `redisUrl`, under a key prefix of its own unless one is given. */
+export async function buildTestApp (t: Test, redisUrl: string, overrides: Partial<Config> = {}): Promise<TestApp> {
+  const config = parseConfig({ redisUrl, logLevel: 'silent', redisPrefix: `t${process.pid}-${prefixes++}`, ...overrides })
+  const app = buildApp(config)
+  t.teardown(async () => { await app.close() })
+  await app.ready()
+  const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, offlineQueue: true })
+  t.teardown(() => { redis.disconnect() })
+  const keys = new KeyBuilder(config.redisPrefix)
+  return { app, config, redis, keys, writer: new LeaderboardWriter(redis, keys), apiKeys: new ApiKeyStore(redis, keys) }
+}
