@@ -45,6 +45,6 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   fastify.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
-  void fastify.register(fp(app), { config })
+  fastify.register(fp(app), { config })
   return fastify
 }
