@@ -1,11 +1,14 @@
 // The Redis connection and the read-side services built on it, as decorators.
 import fp from 'fastify-plugin'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { createRedis, type RedisClient } from '../redis/client.js'
 import { KeyBuilder } from '../redis/keys.js'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { ApiKeyStore } from '../api-keys/api-keys.js'
 import { SlidingWindow } from '../rate-limit/sliding-window.js'
+
+const STARTUP_WAIT_MS = 5000
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,6 +35,13 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
     healthy = true
   })
   fastify.addHook('onClose', async () => { redis.disconnect() })
+  // Without an offline queue, commands sent before the connection is up fail: give it a moment
+  // at start. A Redis that is down stays a 503 (and /readyz says so) until it comes back.
+  const ready = await Promise.race([
+    new Promise<boolean>((resolve) => { redis.once('ready', () => { resolve(true) }) }),
+    sleep(STARTUP_WAIT_MS, false, { ref: false })
+  ])
+  if (!ready) fastify.log.warn(`redis not ready after ${STARTUP_WAIT_MS} ms; serving 503 until it is`)
 
   const keys = new KeyBuilder(config.redisPrefix)
   fastify.decorate<RedisClient>('redisClient', redis)
