@@ -1,0 +1,88 @@
+// The demo's own redis-server: started on a free port, persistent across restarts, stopped for
+// good, and explaining itself when there is no redis-server to start.
+import t, { type Test } from 'tap'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { startLocalRedis, type LocalRedis } from '../src/demo/local-redis.js'
+
+const root = mkdtempSync(join(tmpdir(), 'lb-local-redis-'))
+t.teardown(() => { rmSync(root, { recursive: true, force: true }) })
+
+/** Starts one and makes sure teardown stops it even when an assertion fails midway. */
+async function start (t: Test, options: Parameters<typeof startLocalRedis>[0]): Promise<LocalRedis> {
+  const redis = await startLocalRedis(options)
+  t.teardown(async () => { await redis.stop() })
+  return redis
+}
+
+function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
+async function acceptsConnections (port: number): Promise<boolean> {
+  return await new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => { resolve(false) })
+  })
+}
+
+async function withClient<T> (t: Test, url: string, use: (redis: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null })
+  t.teardown(() => { client.disconnect() })
+  try {
+    return await use(client)
+  } finally {
+    client.disconnect()
+  }
+}
+
+t.test('data written before stop() is there after a start on the same directory', async (t) => {
+  const dir = join(root, 'persist', '.data') // does not exist yet: startLocalRedis creates it
+  const lines: string[] = []
+  const first = await start(t, { dir, log: { info: (line) => { lines.push(line) } } })
+  t.not(first.port, 6379, 'never the default Redis port')
+  t.equal(first.url, `redis://127.0.0.1:${first.port}`)
+  t.match(lines.join('\n'), String(first.pid), 'the start is logged with the pid')
+  t.equal(await withClient(t, first.url, async (r) => await r.set('demo:greeting', 'hello')), 'OK')
+
+  await first.stop()
+  t.notOk(isAlive(first.pid), 'stop() leaves no redis-server process')
+  t.notOk(await acceptsConnections(first.port), 'nothing listens on the port any more')
+  t.ok(existsSync(join(dir, 'appendonlydir')), 'the data is kept as an AOF in the data directory')
+  await t.resolves(first.stop(), 'a second stop() is harmless')
+
+  const second = await start(t, { dir })
+  t.equal(await withClient(t, second.url, async (r) => await r.get('demo:greeting')), 'hello')
+  await second.stop()
+  t.notOk(isAlive(second.pid))
+})
+
+t.test('stop() resolves when redis-server has already gone', async (t) => {
+  const redis = await start(t, { dir: join(root, 'gone') })
+  process.kill(redis.pid, 'SIGKILL')
+  await t.resolves(redis.stop())
+  t.notOk(isAlive(redis.pid))
+})
+
+t.test('without redis-server on PATH, the error says how to get one', async (t) => {
+  const emptyBin = join(root, 'empty-bin')
+  mkdirSync(emptyBin)
+  await t.rejects(startLocalRedis({ dir: join(root, 'enoent'), env: { ...process.env, PATH: emptyBin } }), {
+    message: /^redis-server was not found on PATH\. Install it \(Debian\/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis\), set REDIS_URL to a Redis you run, or use Docker: docker compose up$/
+  })
+})
+
+t.test('a redis-server that exits at once is reported with its own last words', async (t) => {
+  await t.rejects(startLocalRedis({ dir: join(root, 'bad-config'), extraArgs: ['--no-such-directive', 'yes'] }), {
+    message: /redis-server exited with code 1 before it answered PING:[\s\S]*no-such-directive/
+  })
+})
