@@ -1,0 +1,15 @@
+// The package's public surface: the writer side a bot imports, and the pieces to read with.
+export { createRedis, redisNow, type RedisClient, type RedisConnectionOptions } from './redis/client.js'
+export { KeyBuilder, boardMember, userIdFromBoardMember, type GuildKeys } from './redis/keys.js'
+export {
+  LeaderboardWriter, MAX_CLAIM_AHEAD_MS,
+  type AwardResult, type DailyClaim, type GuildSettingsInput, type MemberRef
+} from './writer/leaderboard-writer.js'
+export { LeaderboardReader, type GuildStats, type LeaderboardEntry, type LeaderboardPage, type MemberRecord } from './reader/leaderboard-reader.js'
+export { ApiKeyStore, API_KEY_PREFIX, hashApiKey, type ApiKeyInfo, type CreatedApiKey } from './api-keys/api-keys.js'
+export { PLANS, DEFAULT_PLAN_LIMITS, type Plan } from './api-keys/plans.js'
+export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, xpForLevel, xpToNextLevel, type Curve } from './levels/curves.js'
+export { MAX_AWARD } from './validation.js'
+export * from './errors.js'
+export { buildApp } from './app.js'
+export { loadConfig, parseConfig, type Config } from './config.js'
