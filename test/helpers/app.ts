@@ -26,6 +26,7 @@ export async function buildTestApp (t: Test, redisUrl: string, overrides: Partia
   t.teardown(async () => { await app.close() })
   await app.ready()
   const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, offlineQueue: true })
+  redis.on('error', () => {}) // tests that stop Redis expect this connection to fail
   t.teardown(() => { redis.disconnect() })
   const keys = new KeyBuilder(config.redisPrefix)
   return { app, config, redis, keys, writer: new LeaderboardWriter(redis, keys), apiKeys: new ApiKeyStore(redis, keys) }

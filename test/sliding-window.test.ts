@@ -1,0 +1,247 @@
+// The sliding-window limiter (src/redis/commands/sliding-window-1.lua through SlidingWindow.hit)
+// against a real redis-server, with windows of 1-3 s: the limit, the span property, the 95%
+// client, refusals not counted, the reset it reports, bounded memory, and a count shared by
+// every connection.
+import t from 'tap'
+import { Redis } from 'ioredis'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { performance } from 'node:perf_hooks'
+import { RedisServer } from './helpers/redis-server.js'
+import { createRedis } from '../src/redis/client.js'
+import { BUCKETS, SlidingWindow, type LimitResult } from '../src/rate-limit/sliding-window.js'
+
+const server = await RedisServer.start()
+t.teardown(async () => { await server.close() })
+const redis = createRedis({ url: server.url, offlineQueue: true })
+t.teardown(() => { redis.disconnect() })
+/** A plain connection for reading back what the script stored. */
+const raw = new Redis(server.url)
+t.teardown(() => { raw.disconnect() })
+
+const limiter = new SlidingWindow(redis)
+
+let keyCount = 0
+/** A key of its own for each use, so the tests are independent of one another. */
+const newKey = (): string => `sw-test:{k:${process.pid}-${keyCount++}}:rate`
+
+/** The slice width the script uses for a window (ms). */
+const widthOf = (windowMs: number): number => Math.ceil(windowMs / BUCKETS)
+/** The longest stretch the counted slices may cover: the window plus one slice. */
+const coverageOf = (windowMs: number): number => (BUCKETS + 1) * widthOf(windowMs)
+
+async function hits (key: string, n: number, limit: number, windowMs: number): Promise<LimitResult[]> {
+  const out: LimitResult[] = []
+  for (let i = 0; i < n; i++) out.push(await limiter.hit(key, limit, windowMs))
+  return out
+}
+
+/** Hits until one is refused; returns how many were admitted before it, and the refusal. */
+async function admittedUntilRefused (key: string, limit: number, windowMs: number, max = 1000) {
+  let admitted = 0
+  for (let i = 0; i < max; i++) {
+    const r = await limiter.hit(key, limit, windowMs)
+    if (!r.success) return { admitted, refusal: r }
+    admitted++
+  }
+  throw new Error(`no refusal within ${max} hits`)
+}
+
+t.test('exactly `limit` requests are admitted in a window, then every further one is refused', async (t) => {
+  const windowMs = 3000
+  const results = await hits(newKey(), 8, 5, windowMs)
+  t.same(results.map((r) => r.success), [true, true, true, true, true, false, false, false])
+  t.same(results.map((r) => r.remaining), [4, 3, 2, 1, 0, 0, 0, 0], 'remaining counts down to 0 and stays there')
+  t.ok(results.every((r) => r.limit === 5), 'the result carries the limit')
+  for (const [i, r] of results.entries()) {
+    t.ok(r.reset > 0 && r.reset <= coverageOf(windowMs), `hit ${i + 1}: reset ${r.reset} ms is within (0, ${coverageOf(windowMs)}]`)
+  }
+})
+
+t.test('refused requests are not counted: after hammering while refused, the full limit is available once the admitted ones leave', async (t) => {
+  const key = newKey()
+  const limit = 4
+  const windowMs = 1000
+  t.equal((await admittedUntilRefused(key, limit, windowMs)).admitted, limit)
+  const lastAdmitted = performance.now()
+  // Refusals made half a window later: were they counted, they would still be in the window
+  // when the admitted requests have left it.
+  await sleep(windowMs / 2)
+  const hammered = await hits(key, 25, limit, windowMs)
+  t.ok(hammered.every((r) => !r.success), 'all 25 hits while at the limit are refused')
+  await sleep(lastAdmitted + coverageOf(windowMs) + 50 - performance.now())
+  const again = await admittedUntilRefused(key, limit, windowMs)
+  t.equal(again.admitted, limit, `the full limit of ${limit} is admitted again`)
+})
+
+/**
+ * A greedy client: hits as fast as it can, with small random pauses, for `durationMs`. Returns the
+ * local time of every admitted hit (midway between send and answer: Redis ran it in between).
+ */
+async function greedyClient (key: string, limit: number, windowMs: number, durationMs: number) {
+  const admitted: number[] = []
+  let refused = 0
+  const end = performance.now() + durationMs
+  while (performance.now() < end) {
+    const sent = performance.now()
+    const r = await limiter.hit(key, limit, windowMs)
+    const answered = performance.now()
+    if (r.success) admitted.push((sent + answered) / 2)
+    else refused++
+    if (Math.random() < 0.5) await sleep(Math.random() * 10)
+  }
+  return { admitted, refused }
+}
+
+/** The most admissions in any span of `spanMs` that starts at an admission. */
+function busiestSpan (times: number[], spanMs: number): number {
+  let most = 0
+  for (let i = 0, j = 0; i < times.length; i++) {
+    const start = times[i] ?? 0
+    while (j < times.length && (times[j] ?? 0) < start + spanMs) j++
+    most = Math.max(most, j - i)
+  }
+  return most
+}
+
+t.test('in any span of one window length no more than `limit` are admitted (greedy client over 3 windows)', async (t) => {
+  // Two windows at once, one not a multiple of BUCKETS ms; 20 ms of tolerance for the distance
+  // between the local clock that stamps the hits and Redis's clock that judges them.
+  const cases = [{ limit: 8, windowMs: 1000 }, { limit: 5, windowMs: 1300 }]
+  const runs = await Promise.all(cases.map(async ({ limit, windowMs }) =>
+    await greedyClient(newKey(), limit, windowMs, 3 * windowMs)))
+  for (const [i, { limit, windowMs }] of cases.entries()) {
+    const { admitted, refused } = runs[i] ?? { admitted: [], refused: 0 }
+    const most = busiestSpan(admitted, windowMs - 20)
+    t.ok(most <= limit, `limit ${limit} per ${windowMs} ms: at most ${limit} admitted in any ${windowMs - 20} ms span (busiest: ${most})`)
+    t.equal(most, limit, `limit ${limit} per ${windowMs} ms: the client did reach the limit`)
+    t.ok(refused > 0, `limit ${limit} per ${windowMs} ms: the client was refused (${refused} times)`)
+    t.ok(admitted.length >= 2 * limit, `limit ${limit} per ${windowMs} ms: the window slides: ${admitted.length} admitted over 3 windows`)
+  }
+})
+
+/** Waits until `due` (performance.now() time): timers are millisecond-coarse and often late, so the last 4 ms yield to the event loop instead. */
+async function until (due: number): Promise<void> {
+  if (due - performance.now() > 4) await sleep(due - performance.now() - 4)
+  while (performance.now() < due) await new Promise((resolve) => { setImmediate(resolve) })
+}
+
+t.test('a client spreading requests evenly at 95% of its limit (100 per 2 s) is never refused over 4 windows', async (t) => {
+  const key = newKey()
+  const limit = 100
+  const windowMs = 2000
+  const interval = windowMs / (0.95 * limit)
+  const total = Math.round(4 * 0.95 * limit)
+  const start = performance.now()
+  const sentAt: number[] = []
+  const refusedAt: number[] = []
+  for (let i = 0; i < total; i++) {
+    // On an absolute schedule, so a late timer does not slow the client down, but never sooner
+    // than `interval` after the previous request, so a late timer does not make it bunch up
+    // either (the client stays even, as the contract's client is, on a busy machine too).
+    await until(Math.max(start + i * interval, (sentAt[i - 1] ?? -Infinity) + interval))
+    sentAt.push(performance.now())
+    const r = await limiter.hit(key, limit, windowMs)
+    if (!r.success) refusedAt.push(i)
+  }
+  const busiest = busiestSpan(sentAt, windowMs)
+  t.same(refusedAt, [], `none of ${total} evenly spaced requests refused (busiest ${windowMs} ms: ${busiest} requests)`)
+  t.ok(busiest >= 80, `the client did run near 95% of its limit (busiest ${windowMs} ms: ${busiest} requests)`)
+})
+
+t.test('the reset of a refusal is when one more is admitted: sleeping it (exactly, or rounded up to whole seconds) admits the next hit', async (t) => {
+  const key = newKey()
+  const limit = 3
+  const windowMs = 1000
+  const first = await admittedUntilRefused(key, limit, windowMs)
+  t.equal(first.admitted, limit)
+  t.ok(first.refusal.reset > 0 && first.refusal.reset <= coverageOf(windowMs), `reset ${first.refusal.reset} ms is within the window plus one slice`)
+  // A timer may fire a millisecond early; 2 ms of slack.
+  await sleep(first.refusal.reset + 2)
+  const exact = await limiter.hit(key, limit, windowMs)
+  t.ok(exact.success, `admitted after sleeping the reset (${first.refusal.reset} ms)`)
+
+  // As the HTTP layer tells it: retry-after = reset in whole seconds, rounded up.
+  const second = await admittedUntilRefused(key, limit, windowMs)
+  const retryAfter = Math.ceil(second.refusal.reset / 1000)
+  await sleep(retryAfter * 1000)
+  t.ok((await limiter.hit(key, limit, windowMs)).success, `admitted after waiting retry-after ${retryAfter} s`)
+})
+
+t.test('after the limit is lowered below the count, the reset of a refusal still names when one more is admitted', async (t) => {
+  const key = newKey()
+  const windowMs = 1000
+  // Five requests in five different slices.
+  for (let i = 0; i < 5; i++) {
+    t.ok((await limiter.hit(key, 10, windowMs)).success)
+    await sleep(widthOf(windowMs) + 5)
+  }
+  const refusal = await limiter.hit(key, 2, windowMs)
+  t.notOk(refusal.success, 'refused: 5 counted, limit now 2')
+  t.equal(refusal.remaining, 0)
+  await sleep(refusal.reset + 2)
+  t.ok((await limiter.hit(key, 2, windowMs)).success, `admitted after sleeping the reset (${refusal.reset} ms)`)
+})
+
+t.test('memory per key is bounded: at most BUCKETS + 1 hash fields, and the key carries a TTL and expires when idle', async (t) => {
+  const key = newKey()
+  const windowMs = 1000
+  let most = 0
+  const ttls: number[] = []
+  const end = performance.now() + 1.5 * windowMs
+  while (performance.now() < end) {
+    await limiter.hit(key, 10_000, windowMs)
+    const [fields, ttl] = await Promise.all([raw.hlen(key), raw.pttl(key)])
+    most = Math.max(most, fields)
+    ttls.push(ttl)
+    await sleep(Math.random() * 8)
+  }
+  t.ok(most <= BUCKETS + 1, `never more than ${BUCKETS + 1} fields (most: ${most})`)
+  t.ok(most >= BUCKETS - 5, `the hits did spread over the slices (most fields: ${most})`)
+  const badTtl = ttls.filter((ttl) => ttl <= 0 || ttl > coverageOf(windowMs))
+  t.same(badTtl, [], `the key always has a TTL in (0, ${coverageOf(windowMs)}] ms`)
+
+  // Refused hits add no field.
+  const full = newKey()
+  await hits(full, 3, 3, windowMs)
+  const before = await raw.hgetall(full)
+  await hits(full, 20, 3, windowMs)
+  t.same(await raw.hgetall(full), before, 'refused hits leave the hash unchanged')
+
+  await sleep(coverageOf(windowMs) + 50)
+  t.equal(await raw.exists(key, full), 0, 'idle keys are gone once their window has passed')
+})
+
+t.test('two SlidingWindow instances on two connections share one count, also under concurrent hits', async (t) => {
+  const other = createRedis({ url: server.url, offlineQueue: true })
+  t.teardown(() => { other.disconnect() })
+  const limiters = [limiter, new SlidingWindow(other)]
+  const windowMs = 3000
+
+  const key = newKey()
+  const alternating: boolean[] = []
+  for (let i = 0; i < 10; i++) alternating.push((await limiters[i % 2]?.hit(key, 6, windowMs))?.success ?? false)
+  t.same(alternating, [true, true, true, true, true, true, false, false, false, false],
+    'alternating between the two, 6 admitted in all, then both refuse')
+
+  const burstKey = newKey()
+  const burst = await Promise.all(Array.from({ length: 40 }, async (_, i) =>
+    await limiters[i % 2]?.hit(burstKey, 10, windowMs)))
+  const admitted = burst.filter((r) => r?.success === true)
+  t.equal(admitted.length, 10, '40 concurrent hits from two connections, limit 10: exactly 10 admitted')
+  t.same(admitted.map((r) => r?.remaining).sort((a, b) => (a ?? 0) - (b ?? 0)), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    'each admitted hit saw a distinct count (the script is atomic)')
+})
+
+t.test("time comes from Redis: the local clock jumping an hour ahead does not reset a key's window", async (t) => {
+  const key = newKey()
+  const windowMs = 3000
+  t.same((await hits(key, 2, 2, windowMs)).map((r) => r.success), [true, true])
+  const realNow = Date.now
+  Date.now = () => realNow() + 3_600_000
+  t.teardown(() => { Date.now = realNow })
+  try {
+    t.notOk((await limiter.hit(key, 2, windowMs)).success, 'still refused with the local clock an hour ahead')
+  } finally {
+    Date.now = realNow
+  }
+})
