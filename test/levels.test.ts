@@ -1,0 +1,261 @@
+// The three XP curves of CONTRACT.md, pinned twice: src/levels/curves.ts against thresholds the
+// test sums itself from the contract's per-level formula, and the Lua twin
+// (src/redis/commands/includes/levels.lua) against curves.ts, inside a real redis-server.
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { Redis } from 'ioredis'
+import { RedisServer } from './helpers/redis-server.js'
+import { pick, randomInt, seededRandom } from './helpers/random.js'
+import { createRedis } from '../src/redis/client.js'
+import { KeyBuilder } from '../src/redis/keys.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { type Curve, CURVES, levelForXp, MAX_XP, xpForLevel, xpToNextLevel } from '../src/levels/curves.js'
+
+/** XP from level l to l + 1, exactly as the table in CONTRACT.md writes it. */
+const perLevel: Record<Curve, (l: bigint) => bigint> = {
+  mee6: (l) => 5n * l * l + 50n * l + 100n,
+  linear: (l) => 100n * l + 75n,
+  flat: () => 1000n
+}
+
+/**
+ * thresholds[L] = XP needed to reach level L, summed term by term, for every L whose threshold
+ * is at most MAX_XP (and one more), or the first `cap` levels when that is fewer.
+ */
+function thresholds (curve: Curve, cap = Infinity): bigint[] {
+  const out = [0n]
+  let total = 0n
+  for (let l = 0n; out.length <= cap && total <= BigInt(MAX_XP); l++) {
+    total += perLevel[curve](l)
+    out.push(total)
+  }
+  return out
+}
+
+// mee6 and linear reach MAX_XP within ~8,500 and ~141,500 levels; flat needs 10^9 levels, so its
+// table stops early and its large thresholds are sums of L equal terms of 1000.
+const TABLES: Record<Curve, bigint[]> = {
+  mee6: thresholds('mee6'),
+  linear: thresholds('linear'),
+  flat: thresholds('flat', 200_000)
+}
+
+function threshold (curve: Curve, level: number): bigint {
+  const table = TABLES[curve]
+  if (level < table.length) return table[level] as bigint
+  if (curve !== 'flat') throw new Error(`no threshold for ${curve} level ${level}`)
+  return 1000n * BigInt(level)
+}
+
+/** The contract's level: the largest L with threshold(L) <= xp, found by walking the table. */
+function contractLevel (curve: Curve, xp: bigint): number {
+  if (curve === 'flat') return Number(xp / 1000n)
+  const table = TABLES[curve]
+  let lo = 0
+  let hi = table.length - 1
+  if ((table[hi] as bigint) <= xp) throw new Error('table too short')
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1
+    if ((table[mid] as bigint) <= xp) lo = mid
+    else hi = mid
+  }
+  return lo
+}
+
+const random = seededRandom(20240611)
+const randomXp = (max: number): number => randomInt(random, 0, max)
+
+/**
+ * The thresholds of the table up to MAX_XP, each with one XP below and above it: every one up to
+ * level `dense`, every `stride`-th one beyond.
+ */
+function thresholdPoints (curve: Curve, dense: number, stride = Infinity): number[] {
+  const points = new Set<number>()
+  TABLES[curve].forEach((x, level) => {
+    if ((level > dense && level % stride !== 0) || x > BigInt(MAX_XP)) return
+    for (const p of [x - 1n, x, x + 1n]) if (p >= 0n && p <= BigInt(MAX_XP)) points.add(Number(p))
+  })
+  return [...points]
+}
+
+t.test('the XP from level l to l+1 is the contract table: mee6 5l²+50l+100, linear 100l+75, flat 1000', async (t) => {
+  for (const curve of CURVES) {
+    const wrong: string[] = []
+    for (let l = 0; l <= 20_000; l++) {
+      const expected = Number(perLevel[curve](BigInt(l)))
+      if (xpToNextLevel(curve, l) !== expected) wrong.push(`xpToNextLevel(${l}) = ${xpToNextLevel(curve, l)}, want ${expected}`)
+      const step = xpForLevel(curve, l + 1) - xpForLevel(curve, l)
+      if (step !== expected) wrong.push(`xpForLevel(${l + 1}) - xpForLevel(${l}) = ${step}, want ${expected}`)
+    }
+    t.same(wrong.slice(0, 10), [], `${curve}: per-level XP for l = 0..20000`)
+  }
+  // A few values worked out by hand, so a wrong transcription of the table above cannot hide.
+  t.same([0, 1, 2, 10].map((l) => xpToNextLevel('mee6', l)), [100, 155, 220, 1100])
+  t.same([0, 1, 2, 10].map((l) => xpToNextLevel('linear', l)), [75, 175, 275, 1075])
+  t.same([0, 1, 2, 10].map((l) => xpToNextLevel('flat', l)), [1000, 1000, 1000, 1000])
+  t.same([1, 2, 3, 4].map((l) => Number(threshold('mee6', l))), [100, 255, 475, 770])
+  t.same([1, 2, 3, 4].map((l) => Number(threshold('linear', l))), [75, 250, 525, 900])
+})
+
+t.test('level 0 needs 0 XP: 0 XP is level 0 and one XP short of the first threshold is still level 0', async (t) => {
+  for (const curve of CURVES) {
+    t.equal(xpForLevel(curve, 0), 0, `${curve}: xpForLevel(0)`)
+    t.equal(levelForXp(curve, 0), 0, `${curve}: 0 XP`)
+    t.equal(levelForXp(curve, Number(threshold(curve, 1)) - 1), 0, `${curve}: first threshold - 1`)
+    t.equal(levelForXp(curve, Number(threshold(curve, 1))), 1, `${curve}: first threshold`)
+  }
+})
+
+t.test('levels at, just below and just above each of the first 60 thresholds', async (t) => {
+  for (const curve of CURVES) {
+    for (let level = 1; level <= 60; level++) {
+      const x = Number(threshold(curve, level))
+      t.equal(xpForLevel(curve, level), x, `${curve}: level ${level} needs ${x} XP`)
+      t.equal(levelForXp(curve, x), level, `${curve}: ${x} XP is level ${level}`)
+      t.equal(levelForXp(curve, x - 1), level - 1, `${curve}: ${x - 1} XP is level ${level - 1}`)
+      t.equal(levelForXp(curve, x + 1), level, `${curve}: ${x + 1} XP is level ${level}`)
+    }
+  }
+})
+
+t.test('every threshold up to MAX_XP (and sampled large flat ones), at, -1 and +1, gives the contract level', async (t) => {
+  const flatLevels = [1_000, 99_999, 1_000_000, 123_456_789, 999_999_999, 1_000_000_000]
+  for (const curve of CURVES) {
+    const levels = curve === 'flat'
+      ? [...Array.from({ length: TABLES.flat.length }, (_, i) => i), ...flatLevels]
+      : TABLES[curve].map((_, i) => i).filter((l) => threshold(curve, l) <= BigInt(MAX_XP))
+    const wrong: string[] = []
+    for (const level of levels) {
+      const x = threshold(curve, level)
+      if (xpForLevel(curve, level) !== Number(x)) wrong.push(`xpForLevel(${level}) = ${xpForLevel(curve, level)}, want ${x}`)
+      for (const [xp, want] of [[x - 1n, level - 1], [x, level], [x + 1n, level]] as const) {
+        if (xp < 0n || xp > BigInt(MAX_XP)) continue
+        const got = levelForXp(curve, Number(xp))
+        if (got !== want) wrong.push(`levelForXp(${xp}) = ${got}, want ${want}`)
+      }
+    }
+    t.ok(levels.length > 1000, `${curve}: ${levels.length} thresholds checked`)
+    t.same(wrong.slice(0, 10), [], `${curve}: no level off at any threshold`)
+  }
+})
+
+t.test('MAX_XP is still exact: its level is the contract level and the top thresholds are exact integers', async (t) => {
+  const expected: Record<Curve, number> = { mee6: 0, linear: 0, flat: 0 }
+  for (const curve of CURVES) {
+    expected[curve] = contractLevel(curve, BigInt(MAX_XP))
+    const top = expected[curve]
+    t.equal(levelForXp(curve, MAX_XP), top, `${curve}: MAX_XP is level ${top}`)
+    t.equal(levelForXp(curve, MAX_XP - 1), contractLevel(curve, BigInt(MAX_XP - 1)), `${curve}: MAX_XP - 1`)
+    for (const level of [top - 1, top, top + 1]) {
+      t.equal(BigInt(xpForLevel(curve, level)), threshold(curve, level), `${curve}: threshold of level ${level} is exact`)
+    }
+  }
+  // MAX_XP = 10^12 is exactly the flat threshold of level 10^9.
+  t.equal(expected.flat, 1_000_000_000)
+  t.ok(expected.mee6 > 8000 && expected.linear > 140_000, `mee6 ${expected.mee6}, linear ${expected.linear}`)
+})
+
+t.test('levelForXp refuses XP that is not a non-negative safe integer', async (t) => {
+  for (const bad of [-1, 1.5, NaN, Infinity, Number.MAX_SAFE_INTEGER + 1]) {
+    t.throws(() => levelForXp('mee6', bad), RangeError, `${bad}`)
+  }
+})
+
+t.test('the Lua twin', async (t) => {
+  const server = await RedisServer.start()
+  t.teardown(async () => { await server.close() })
+  const raw = new Redis(server.url)
+  t.teardown(() => { raw.disconnect() })
+
+  const include = (name: string): string =>
+    readFileSync(new URL(`../src/redis/commands/includes/${name}.lua`, import.meta.url), 'utf8')
+  const levelsLua = `${include('numbers')}\n${include('levels')}\n`
+  const levelScript = `${levelsLua}
+local out = {}
+for i = 2, #ARGV do out[#out + 1] = level_for_xp(ARGV[1], tonumber(ARGV[i])) end
+return out`
+  const thresholdScript = `${levelsLua}
+local out = {}
+for i = 2, #ARGV do out[#out + 1] = int(xp_for_level(ARGV[1], tonumber(ARGV[i]))) end
+return out`
+
+  async function luaLevels (curve: Curve, xps: number[]): Promise<number[]> {
+    const out: number[] = []
+    for (let i = 0; i < xps.length; i += 10_000) {
+      out.push(...await raw.eval(levelScript, 0, curve, ...xps.slice(i, i + 10_000)) as number[])
+    }
+    return out
+  }
+
+  // Every mee6 threshold up to MAX_XP; linear and flat have too many for a quick test, so every
+  // one of their first 10,000 and a sample beyond.
+  t.test('includes/levels.lua level_for_xp agrees with levelForXp at thresholds ±1 (every one up to level 10,000, all mee6 ones) and at random XP', async (t) => {
+    for (const curve of CURVES) {
+      const points = [
+        ...thresholdPoints(curve, 10_000, 47),
+        ...[1_000_000, 123_456_789, 999_999_999, 1_000_000_000].flatMap((l) =>
+          curve === 'flat' ? [l * 1000 - 1, l * 1000, l * 1000 + 1].filter((x) => x <= MAX_XP) : []),
+        MAX_XP, MAX_XP - 1,
+        ...Array.from({ length: 3000 }, () => randomXp(MAX_XP)),
+        ...Array.from({ length: 2000 }, () => randomXp(10_000_000))
+      ]
+      const got = await luaLevels(curve, points)
+      const wrong = points
+        .map((xp, i) => ({ xp, lua: got[i], ts: levelForXp(curve, xp) }))
+        .filter(({ lua, ts }) => lua !== ts)
+      t.ok(points.length > 5000, `${curve}: ${points.length} points`)
+      t.same(wrong.slice(0, 10), [], `${curve}: Lua and TypeScript agree at every point`)
+    }
+  })
+
+  t.test('includes/levels.lua xp_for_level gives the contract thresholds exactly, up to MAX_XP', async (t) => {
+    for (const curve of CURVES) {
+      const levels = TABLES[curve].map((_, i) => i).filter((l) => l % 7 === 0 || l < 100 || l > TABLES[curve].length - 100)
+      const got: string[] = []
+      for (let i = 0; i < levels.length; i += 10_000) {
+        got.push(...await raw.eval(thresholdScript, 0, curve, ...levels.slice(i, i + 10_000)) as string[])
+      }
+      const wrong = levels.filter((l, i) => got[i] !== String(threshold(curve, l)))
+      t.same(wrong.slice(0, 10), [], `${curve}: ${levels.length} thresholds`)
+    }
+  })
+
+  t.test('through the real scripts: after setXp, the stats hash level_sum:<curve> is levelForXp of the XP, for every curve', async (t) => {
+    const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+    t.teardown(() => { redis.disconnect() })
+    const keys = new KeyBuilder('lv')
+    const writer = new LeaderboardWriter(redis, keys)
+
+    const points = [
+      0, MAX_XP, MAX_XP - 1,
+      ...CURVES.flatMap((curve) => thresholdPoints(curve, 400)),
+      ...Array.from({ length: 500 }, () => randomXp(MAX_XP)),
+      ...Array.from({ length: 500 }, () => randomXp(100_000_000))
+    ]
+    // One guild per point: the member's first XP moves the sums from 0; then a second value,
+    // another point, moves them from an arbitrary old XP to an arbitrary new one.
+    const second = points.map(() => pick(random, points))
+    const wrong: string[] = []
+    async function check (guildId: string, xp: number, step: string): Promise<void> {
+      const [xpTotal, withXp, ...sums] = await redis.hmget(keys.guild(guildId).stats,
+        'xp_total', 'members_with_xp', ...CURVES.map((c) => `level_sum:${c}`))
+      const got = [xpTotal, withXp, ...sums].map((v) => Number(v ?? 0))
+      const want = [xp, xp > 0 ? 1 : 0, ...CURVES.map((c) => levelForXp(c, xp))]
+      if (got.join() !== want.join()) wrong.push(`${step} xp ${xp}: stats ${got.join()}, want ${want.join()}`)
+    }
+    for (let i = 0; i < points.length; i += 500) {
+      await Promise.all(points.slice(i, i + 500).map(async (xp, j) => {
+        const guildId = String(i + j + 1)
+        const previous = await writer.setXp({ guildId, userId: '7', xp })
+        if (previous !== 0) wrong.push(`guild ${guildId}: setXp returned ${previous} for a new member`)
+        await check(guildId, xp, 'first')
+        const next = second[i + j] as number
+        const again = await writer.setXp({ guildId, userId: '7', xp: next })
+        if (again !== xp) wrong.push(`guild ${guildId}: setXp returned ${again}, want ${xp}`)
+        await check(guildId, next, `from ${xp}`)
+      }))
+    }
+    t.ok(points.length > 2000, `${points.length} points`)
+    t.same(wrong.slice(0, 10), [], 'every level_sum matches levelForXp')
+  })
+})
