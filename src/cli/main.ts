@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The `leaderboard` command: the writer library, API keys and seeding from the shell.
+// Success prints a few short lines on stdout; bad input, a refused operation or an unreachable
+// Redis prints one `error: …` line on stderr and exits 1 (commander's usage errors too).
+import { Command } from 'commander'
+import { LeaderboardError } from '../errors.js'
+import { CliError } from './connection.js'
+import { addKeyCommands } from './key-commands.js'
+import { addMemberCommands } from './member-commands.js'
+import { printError } from './output.js'
+import { addSeedCommands } from './seed-commands.js'
+
+function buildProgram (): Command {
+  const program = new Command('leaderboard')
+    .description('Write to the leaderboards behind the read-only API.')
+    .addHelpText('after', `
+Environment:
+  REDIS_URL      redis://[user:password@]host:port (default redis://127.0.0.1:6379);
+                 with REDIS_CLUSTER=1, one or more seed URLs separated by commas
+  REDIS_PREFIX   prefix of every key (default lb)
+  REDIS_CLUSTER  1 to talk to a Redis Cluster`)
+    .showSuggestionAfterError()
+  addMemberCommands(program)
+  addKeyCommands(program)
+  addSeedCommands(program)
+  return program
+}
+
+/** One line for any failure; a stack trace helps nobody at a shell prompt. */
+function describe (err: unknown): string {
+  if (err instanceof LeaderboardError || err instanceof CliError) return err.message
+  const message = err instanceof Error ? err.message : String(err)
+  if (err instanceof Error && err.name === 'ReplyError') return `Redis refused the command: ${message}`
+  if (/timed out|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/i.test(message)) {
+    return `lost Redis while working (${message}); the change may or may not have been made`
+  }
+  return message
+}
+
+try {
+  await buildProgram().parseAsync(process.argv)
+} catch (err) {
+  printError(describe(err))
+  process.exitCode = 1
+} finally {
+  // Redis is disconnected by now, but a command that timed out during an outage can leave an
+  // ioredis timer behind; the work is done, so do not wait for it. (Output to pipes and files
+  // is written synchronously on Linux; nothing is lost.)
+  setTimeout(() => { process.exit() }, 500).unref()
+}

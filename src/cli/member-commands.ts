@@ -1,0 +1,85 @@
+// The writer side from the shell: award, daily, guild set, member remove.
+import { type Command, Option } from 'commander'
+import { InvalidParameterError, MemberNotFoundError } from '../errors.js'
+import { CURVES, type Curve, DEFAULT_CURVE, isCurve, levelForXp } from '../levels/curves.js'
+import type { RedisClient } from '../redis/client.js'
+import type { KeyBuilder } from '../redis/keys.js'
+import { MAX_AWARD } from '../validation.js'
+import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { withRedis } from './connection.js'
+import { print } from './output.js'
+import * as parse from './parsers.js'
+
+const guildOption = (): Option => new Option('--guild <id>', 'server (guild) id').argParser(parse.guildId).makeOptionMandatory()
+const userOption = (): Option => new Option('--user <id>', 'member (user) id').argParser(parse.userId).makeOptionMandatory()
+
+export function addMemberCommands (program: Command): void {
+  program.command('award')
+    .description("award XP to a member (multiplied by the server's multiplier), creating the member if needed")
+    .addOption(guildOption())
+    .addOption(userOption())
+    .addOption(new Option('--xp <n>', `XP to award, 1 to ${MAX_AWARD}`).argParser(parse.integer('xp', 1, MAX_AWARD)).makeOptionMandatory())
+    .option('--username <name>', 'record this display name too')
+    .action(async (opts: { guild: string, user: string, xp: number, username?: string }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const writer = new LeaderboardWriter(redis, keys)
+        const { gained, xp } = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
+        const level = levelForXp(await guildCurve(redis, keys, opts.guild), xp)
+        const asked = gained === opts.xp ? '' : ` (${opts.xp} at the server's multiplier)`
+        print(`awarded ${gained} XP to ${opts.user} in ${opts.guild}${asked}: now ${xp} XP (level ${level})`)
+      })
+    })
+
+  program.command('daily')
+    .description('record a daily claim; refused (exit 1, nothing changed) if the member already claimed that UTC day')
+    .addOption(guildOption())
+    .addOption(userOption())
+    .addOption(new Option('--at <iso-8601>', 'date the claim (default now, by Redis\'s clock); no offset means UTC').argParser(parse.isoDate))
+    .action(async (opts: { guild: string, user: string, at?: Date }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const writer = new LeaderboardWriter(redis, keys)
+        const { streak, claimedAt } = await writer.claimDaily({ guildId: opts.guild, userId: opts.user, at: opts.at })
+        print(`daily claim recorded for ${opts.user} in ${opts.guild} at ${claimedAt.toISOString()}: streak ${streak}`)
+      })
+    })
+
+  const guild = program.command('guild').description("a server's settings")
+  guild.command('set')
+    .description("set a server's XP curve and/or multiplier; levels and stats follow at once")
+    .addOption(guildOption())
+    .addOption(new Option('--curve <name>', 'XP curve').choices(CURVES))
+    .addOption(new Option('--multiplier <x>', 'XP multiplier, 0.01 to 100, at most two decimals').argParser(parse.multiplier))
+    .action(async (opts: { guild: string, curve?: Curve, multiplier?: string }) => {
+      if (opts.curve === undefined && opts.multiplier === undefined) {
+        throw new InvalidParameterError('give --curve, --multiplier or both')
+      }
+      await withRedis(async ({ redis, keys }) => {
+        await new LeaderboardWriter(redis, keys).configureGuild(opts.guild, { curve: opts.curve, multiplier: opts.multiplier })
+        const changes = [
+          opts.curve === undefined ? '' : `curve ${opts.curve}`,
+          opts.multiplier === undefined ? '' : `multiplier ${opts.multiplier}`
+        ].filter((s) => s !== '')
+        print(`server ${opts.guild}: set ${changes.join(', ')}`)
+      })
+    })
+
+  const member = program.command('member').description('members of a server')
+  member.command('remove')
+    .description('remove a member and all its data (XP, name, streak); exit 1 if it was not a member')
+    .addOption(guildOption())
+    .addOption(userOption())
+    .action(async (opts: { guild: string, user: string }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const removed = await new LeaderboardWriter(redis, keys).removeMember({ guildId: opts.guild, userId: opts.user })
+        if (!removed) throw new MemberNotFoundError(opts.guild, opts.user)
+        print(`removed ${opts.user} from ${opts.guild}`)
+      })
+    })
+}
+
+/** The server's curve, only to show a level; the read goes through the library's own script. */
+async function guildCurve (redis: RedisClient, keys: KeyBuilder, guildId: string): Promise<Curve> {
+  const k = keys.guild(guildId)
+  const [curve] = await redis.guildStats(k.stats, k.settings, DEFAULT_CURVE)
+  return isCurve(curve) ? curve : DEFAULT_CURVE
+}

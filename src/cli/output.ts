@@ -1,0 +1,24 @@
+// What the CLI writes: results on stdout, one-line errors on stderr, and small tables.
+
+export function print (line: string): void {
+  process.stdout.write(`${line}\n`)
+}
+
+/** One line on stderr, whatever the message held: a script reading it gets exactly one. */
+export function printError (message: string): void {
+  const line = message.split('\n').map((part) => part.trim()).filter((part) => part !== '').join(' ')
+  process.stderr.write(`error: ${line}\n`)
+}
+
+/** Columns padded to their widest cell; the last one is not padded. */
+export function table (header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)))
+  return [header, ...rows]
+    .map((row) => row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)).join('  '))
+    .join('\n')
+}
+
+/** A date as 2026-11-21 18:04:05Z, or a dash. */
+export function shortDate (date: Date | null): string {
+  return date === null ? '-' : date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z')
+}

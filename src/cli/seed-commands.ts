@@ -1,0 +1,100 @@
+// Filling servers with realistic data: seed (any server) and demo (the one-shot demo setup).
+import { type Command, Option } from 'commander'
+import cliProgress from 'cli-progress'
+import { DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo } from '../demo/prepare-demo.js'
+import { CURVES, type Curve } from '../levels/curves.js'
+import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
+import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { withRedis } from './connection.js'
+import { print } from './output.js'
+import * as parse from './parsers.js'
+
+export function addSeedCommands (program: Command): void {
+  program.command('seed')
+    .description('add N realistic members (names, long-tailed XP, ties, streaks) to a server')
+    .addOption(new Option('--guild <id>', 'server to fill').argParser(parse.guildId).makeOptionMandatory())
+    .addOption(new Option('--members <n>', `members to add, 1 to ${MAX_SEED_MEMBERS}`)
+      .argParser(parse.integer('members', 1, MAX_SEED_MEMBERS)).makeOptionMandatory())
+    .addOption(new Option('--curve <name>', "also set the server's XP curve").choices(CURVES))
+    .option('--seed <text>', 'seed of the random generator: the same seed gives the same members')
+    .action(async (opts: { guild: string, members: number, curve?: Curve, seed?: string }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const progress = progressReporter('seeding')
+        try {
+          const s = await seedGuild(new LeaderboardWriter(redis, keys), {
+            guildId: opts.guild, members: opts.members, curve: opts.curve, seed: opts.seed, onProgress: progress.update
+          })
+          progress.stop()
+          const seconds = s.elapsedMs / 1000
+          print(`seeded ${s.members} members into ${s.guildId} in ${seconds.toFixed(2)} s ` +
+            `(${Math.round(s.members / seconds)} members/s, ${s.writes} writes, seed ${s.seed})`)
+          print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one` +
+            (s.refusedClaims > 0 ? `, ${s.refusedClaims} claims refused (members already there)` : ''))
+        } finally {
+          progress.stop()
+        }
+      })
+    })
+
+  program.command('demo')
+    .description(`seed the demo server (if empty) with ${DEMO_MEMBERS} members, create a professional API key for it and print a curl line`)
+    .addOption(new Option('--guild <id>', 'demo server id').default(DEMO_GUILD_ID).argParser(parse.guildId))
+    .option('--base-url <url>', 'where the API is reached', 'http://localhost:3000')
+    .action(async (opts: { guild: string, baseUrl: string }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const progress = progressReporter('seeding demo')
+        let demo
+        try {
+          demo = await prepareDemo({ redis, keys, guildId: opts.guild, baseUrl: opts.baseUrl, onProgress: progress.update })
+        } finally {
+          progress.stop()
+        }
+        print(demo.seeded
+          ? `demo server ${demo.guildId}: seeded ${demo.members} members`
+          : `demo server ${demo.guildId}: already has ${demo.members} members, left as it was`)
+        print(`API key (plan professional, shown only this once): ${demo.key}`)
+        print(demo.curl)
+      })
+    })
+}
+
+interface Progress {
+  update: (done: number, total: number) => void
+  stop: () => void
+}
+
+/** A bar on a terminal; elsewhere (logs, pipes) a plain line every few seconds at most. */
+function progressReporter (label: string): Progress {
+  if (process.stderr.isTTY) {
+    let bar: cliProgress.SingleBar | undefined
+    return {
+      update: (done, total) => {
+        if (bar === undefined) {
+          bar = new cliProgress.SingleBar({
+            format: `${label} {bar} {percentage}% | {value}/{total} members | {eta_formatted} left`,
+            stream: process.stderr,
+            // A hidden cursor would stay hidden if the seed is interrupted with Ctrl-C.
+            hideCursor: false,
+            clearOnComplete: true
+          }, cliProgress.Presets.shades_classic)
+          bar.start(total, 0)
+        }
+        bar.update(done)
+      },
+      stop: () => {
+        bar?.stop()
+        bar = undefined
+      }
+    }
+  }
+  let last = performance.now()
+  return {
+    update: (done, total) => {
+      if (done < total && performance.now() - last >= 2000) {
+        last = performance.now()
+        process.stderr.write(`${label}: ${done}/${total} members\n`)
+      }
+    },
+    stop: () => {}
+  }
+}
