@@ -3,23 +3,14 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
-import { RedisServer } from './helpers/redis-server.js'
+import { redisFixture } from './helpers/redis-server.js'
 import { allKeys, snapshot } from './helpers/redis-snapshot.js'
-import { createRedis, redisNow } from '../src/redis/client.js'
-import { KeyBuilder } from '../src/redis/keys.js'
+import { redisNow } from '../src/redis/client.js'
 import { ApiKeyStore, apiKeyId, hashApiKey } from '../src/api-keys/api-keys.js'
 import { PLANS } from '../src/api-keys/plans.js'
 import { ApiKeyNotFoundError, InvalidParameterError } from '../src/errors.js'
 
-const server = await RedisServer.start()
-t.teardown(async () => { await server.close() })
-const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 5000 })
-t.teardown(() => { redis.disconnect() })
-const raw = new Redis(server.url)
-t.teardown(() => { raw.disconnect() })
-
-const keys = new KeyBuilder('ak')
+const { redis, raw, keys } = await redisFixture(t, 'ak')
 const store = new ApiKeyStore(redis, keys)
 const KEY_SHAPE = /^lbk_[0-9a-f]{16}_[A-Za-z0-9_-]{32}$/
 

@@ -3,11 +3,11 @@
 import t from 'tap'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
-import { freePort, RedisServer } from './helpers/redis-server.js'
+import { redisFixture } from './helpers/redis-server.js'
+import { freePort } from '../src/demo/local-redis.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
-import { createRedis, redisNow } from '../src/redis/client.js'
-import { boardMember, KeyBuilder } from '../src/redis/keys.js'
+import { redisNow } from '../src/redis/client.js'
+import { boardMember } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -17,14 +17,7 @@ const PREFIX = 'clitest'
 // run side by side; each works in servers of its own.
 t.jobs = 6
 
-const server = await RedisServer.start()
-t.teardown(async () => { await server.close() })
-const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 5000 })
-t.teardown(() => { redis.disconnect() })
-/** A plain connection for byte-exact reads (DUMP). */
-const raw = new Redis(server.url)
-t.teardown(() => { raw.disconnect() })
-const keys = new KeyBuilder(PREFIX)
+const { server, redis, raw, keys } = await redisFixture(t, PREFIX)
 const store = new ApiKeyStore(redis, keys)
 /** For setting the scene in-process: only the command under test runs as a child. */
 const writer = new LeaderboardWriter(redis, keys)

@@ -1,23 +1,15 @@
 // Daily claims against a real redis-server: once per UTC calendar day, streaks, refusals that
 // change nothing, and the clock read from Redis.
 import t, { type Test } from 'tap'
-import { Redis } from 'ioredis'
-import { RedisServer } from './helpers/redis-server.js'
+import { redisFixture } from './helpers/redis-server.js'
 import { snapshot } from './helpers/redis-snapshot.js'
-import { createRedis, redisNow } from '../src/redis/client.js'
-import { boardMember, KeyBuilder } from '../src/redis/keys.js'
+import { redisNow } from '../src/redis/client.js'
+import { boardMember } from '../src/redis/keys.js'
 import { type DailyClaim, LeaderboardWriter, MAX_CLAIM_AHEAD_MS } from '../src/writer/leaderboard-writer.js'
 import { CURVES, levelForXp } from '../src/levels/curves.js'
 import { DailyClaimRefusedError, type DailyRefusal, InvalidParameterError } from '../src/errors.js'
 
-const server = await RedisServer.start()
-t.teardown(async () => { await server.close() })
-const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 5000 })
-t.teardown(() => { redis.disconnect() })
-const raw = new Redis(server.url)
-t.teardown(() => { raw.disconnect() })
-
-const keys = new KeyBuilder('d')
+const { redis, raw, keys } = await redisFixture(t, 'd')
 const writer = new LeaderboardWriter(redis, keys)
 
 let lastGuild = 2000

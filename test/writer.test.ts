@@ -1,25 +1,15 @@
 // The writer library against a real redis-server: every operation, its validation, and what it
 // leaves in Redis (read back with plain commands, not through the library).
 import t, { type Test } from 'tap'
-import { Redis } from 'ioredis'
-import { RedisServer } from './helpers/redis-server.js'
+import { redisFixture } from './helpers/redis-server.js'
 import { snapshot } from './helpers/redis-snapshot.js'
-import { createRedis } from '../src/redis/client.js'
-import { boardMember, KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
+import { boardMember, userIdFromBoardMember } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CURVES, levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { MAX_AWARD } from '../src/validation.js'
 import { InvalidParameterError, XpLimitError } from '../src/errors.js'
 
-const server = await RedisServer.start()
-t.teardown(async () => { await server.close() })
-const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 5000 })
-t.teardown(() => { redis.disconnect() })
-/** A plain connection for reading back what the writer stored. */
-const raw = new Redis(server.url)
-t.teardown(() => { raw.disconnect() })
-
-const keys = new KeyBuilder('t')
+const { redis, raw, keys } = await redisFixture(t, 't')
 const writer = new LeaderboardWriter(redis, keys)
 
 // Each test works in guilds of its own, so the tests are independent of one another.

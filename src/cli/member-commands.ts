@@ -1,9 +1,8 @@
 // The writer side from the shell: award, daily, guild set, member remove.
 import { type Command, Option } from 'commander'
 import { InvalidParameterError, MemberNotFoundError } from '../errors.js'
-import { CURVES, type Curve, DEFAULT_CURVE, isCurve, levelForXp } from '../levels/curves.js'
-import type { RedisClient } from '../redis/client.js'
-import type { KeyBuilder } from '../redis/keys.js'
+import { CURVES, type Curve, levelForXp } from '../levels/curves.js'
+import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { MAX_AWARD } from '../validation.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
@@ -24,7 +23,8 @@ export function addMemberCommands (program: Command): void {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
         const { gained, xp } = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
-        const level = levelForXp(await guildCurve(redis, keys, opts.guild), xp)
+        const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
+        const level = levelForXp(curve, xp)
         const asked = gained === opts.xp ? '' : ` (${opts.xp} at the server's multiplier)`
         print(`awarded ${gained} XP to ${opts.user} in ${opts.guild}${asked}: now ${xp} XP (level ${level})`)
       })
@@ -75,11 +75,4 @@ export function addMemberCommands (program: Command): void {
         print(`removed ${opts.user} from ${opts.guild}`)
       })
     })
-}
-
-/** The server's curve, only to show a level; the read goes through the library's own script. */
-async function guildCurve (redis: RedisClient, keys: KeyBuilder, guildId: string): Promise<Curve> {
-  const k = keys.guild(guildId)
-  const [curve] = await redis.guildStats(k.stats, k.settings, DEFAULT_CURVE)
-  return isCurve(curve) ? curve : DEFAULT_CURVE
 }

@@ -154,7 +154,7 @@ async function answersPing (port: number, pid: number): Promise<boolean> {
 }
 
 /** A port the OS considers free right now: bind port 0, read what we got, let it go. */
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   for (;;) {
     const port = await new Promise<number>((resolve, reject) => {
       const server = createServer()

@@ -1,25 +1,15 @@
 // Throwaway redis-server processes for tests: each on a free port with its own data directory,
-// stopped in teardown. Nothing here ever talks to port 6379.
+// stopped in teardown. Nothing here ever talks to port 6379 (freePort never picks it).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => { resolve(port) })
-    })
-  })
-}
+import type { Test } from 'tap'
+import { createRedis, type RedisClient } from '../../src/redis/client.js'
+import { KeyBuilder } from '../../src/redis/keys.js'
+import { freePort } from '../../src/demo/local-redis.js'
 
 async function waitForPing (port: number, child: ChildProcess, deadlineMs = 10_000): Promise<void> {
   const start = Date.now()
@@ -150,4 +140,18 @@ export class RedisCluster {
   async close (): Promise<void> {
     await Promise.all(this.nodes.map(async (n) => { await n.close() }))
   }
+}
+
+/**
+ * A throwaway server with the two connections most tests want: `redis`, the library's client
+ * (scripts defined), and `raw`, a plain connection for reading back what was stored.
+ */
+export async function redisFixture (t: Test, prefix: string): Promise<{ server: RedisServer, redis: RedisClient, raw: Redis, keys: KeyBuilder }> {
+  const server = await RedisServer.start()
+  t.teardown(async () => { await server.close() })
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 5000 })
+  t.teardown(() => { redis.disconnect() })
+  const raw = new Redis(server.url)
+  t.teardown(() => { raw.disconnect() })
+  return { server, redis, raw, keys: new KeyBuilder(prefix) }
 }
