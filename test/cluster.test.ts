@@ -1,0 +1,52 @@
+// The same service on a 3-master Redis Cluster: a server's keys share one slot, an API key's
+// record and rate window share another, and every read, write and limit works across nodes.
+import t from 'tap'
+import { RedisCluster } from './helpers/redis-server.js'
+import { buildTestApp } from './helpers/app.js'
+
+const cluster = await RedisCluster.start(3)
+t.teardown(async () => { await cluster.close() })
+
+t.test('the API reads, authenticates and rate-limits on a cluster', async (t) => {
+  const { app, writer, apiKeys, redis, keys } = await buildTestApp(t, cluster.url, {
+    redisCluster: true, planLimits: { free: 3, starter: 1000, professional: 10000 }
+  })
+  // Guilds chosen so that their slots land on different masters.
+  const guilds = ['1100000000000000001', '1100000000000000002', '1100000000000000003']
+  const nodes = new Set<string>()
+  for (const guildId of guilds) {
+    await writer.configureGuild(guildId, { curve: 'linear' })
+    await writer.awardXp({ guildId, userId: '10', xp: 300, username: 'Ada' })
+    await writer.awardXp({ guildId, userId: '9', xp: 300 })
+    await writer.claimDaily({ guildId, userId: '11' })
+    const slot = await redis.cluster('KEYSLOT', keys.guild(guildId).board) as number
+    const shards = await redis.cluster('SLOTS') as Array<[number, number, [string, number]]>
+    const owner = shards.find(([from, to]) => slot >= from && slot <= to)
+    nodes.add(String(owner?.[2][1]))
+  }
+  t.ok(nodes.size >= 2, `the guilds live on ${nodes.size} different masters`)
+
+  for (const guildId of guilds) {
+    const { key } = await apiKeys.create({ guildId, plan: 'free' })
+    const headers = { 'x-api-key': key }
+    const board = await app.inject({ url: `/api/v1/servers/${guildId}/leaderboard`, headers })
+    t.equal(board.statusCode, 200)
+    t.same(board.json(), {
+      data: [
+        { rank: 1, user_id: '9', username: '9', level: 2, xp: 300 },
+        { rank: 2, user_id: '10', username: 'Ada', level: 2, xp: 300 },
+        { rank: 3, user_id: '11', username: '11', level: 0, xp: 0 }
+      ],
+      total: 3,
+      page: 1
+    })
+    const member = await app.inject({ url: `/api/v1/servers/${guildId}/members/11`, headers })
+    t.match(member.json(), { rank: 3, daily_streak: 1 })
+    const stats = await app.inject({ url: `/api/v1/servers/${guildId}/stats`, headers })
+    t.same(stats.json(), { total_members: 2, total_xp: 600, average_level: 2, xp_curve: 'linear', xp_multiplier: 1 })
+    t.equal(stats.headers['x-ratelimit-remaining'], '0')
+    const refused = await app.inject({ url: `/api/v1/servers/${guildId}/stats`, headers })
+    t.equal(refused.statusCode, 429, 'the per-key limit holds on the cluster')
+    t.same((await apiKeys.list(guildId)).map((k) => k.guildId), [guildId])
+  }
+})
