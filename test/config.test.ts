@@ -20,8 +20,15 @@ t.test('defaults when nothing is set', async (t) => {
 
 t.test('environment values are converted, and PLAN_LIMITS merges over the defaults', async (t) => {
   const config = loadConfig({
-    PORT: '8080', HOST: '0.0.0.0', REDIS_URL: 'redis://r:6379', REDIS_CLUSTER: 'true', REDIS_PREFIX: 'x:y',
-    LOG_LEVEL: 'warn', PLAN_LIMITS: '{"free":5}', RATE_LIMIT_WINDOW_MS: '2000', TRUST_PROXY: 'true'
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    REDIS_URL: 'redis://r:6379',
+    REDIS_CLUSTER: 'true',
+    REDIS_PREFIX: 'x:y',
+    LOG_LEVEL: 'warn',
+    PLAN_LIMITS: '{"free":5}',
+    RATE_LIMIT_WINDOW_MS: '2000',
+    TRUST_PROXY: 'true'
   })
   t.match(config, {
     port: 8080,
