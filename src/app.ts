@@ -8,7 +8,7 @@ import type { Config } from './config.js'
 import { loggerOptions } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
-import errorHandler from './plugins/error-handler.js'
+import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
 import healthRoutes from './routes/health.js'
@@ -39,6 +39,10 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
     genReqId: (req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    // Errors raised before routing (a malformed URL) bypass the error handler: same shape here.
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, 'invalid_parameter', error.message)
     },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -187,7 +187,7 @@ t.test('a cached key still expires on time', async (t) => {
   t.equal((await get(app, url, created.key)).body.code, 'invalid_api_key')
 })
 
-t.test('unknown member is 404 member_not_found; unknown route is 404 not_found', async (t) => {
+t.test('unknown member is 404 member_not_found; unknown route is 404 not_found; a malformed URL is 400', async (t) => {
   const { app, key } = await withKey(t)
   const member = await get(app, `/api/v1/servers/${GUILD}/members/5`, key)
   t.same(member.body, { statusCode: 404, error: 'Not Found', code: 'member_not_found', message: `user 5 is not a member of server ${GUILD}` })
@@ -195,6 +195,10 @@ t.test('unknown member is 404 member_not_found; unknown route is 404 not_found',
   t.equal(route.status, 404)
   t.same(Object.keys(route.body).sort(), ERROR_KEYS)
   t.equal(route.body.code, 'not_found')
+  const badUrl = await get(app, '/api/v1/servers/%ZZ/stats', key)
+  t.equal(badUrl.status, 400, 'a malformed URL')
+  t.same(Object.keys(badUrl.body).sort(), ERROR_KEYS)
+  t.equal(badUrl.body.code, 'invalid_parameter')
   t.equal((await app.inject({ method: 'POST', url: `/api/v1/servers/${GUILD}/stats`, headers: { 'x-api-key': key } })).json().code, 'not_found',
     'the API changes nothing: no other method is routed')
 })

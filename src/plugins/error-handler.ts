@@ -19,7 +19,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   service_unavailable: 503
 }
 
-function send (reply: FastifyReply, code: string, message: string): FastifyReply {
+/** Sends the contract's error body for `code`. */
+export function sendError (reply: FastifyReply, code: string, message: string): FastifyReply {
   const statusCode = STATUS_BY_CODE[code] ?? 500
   return reply.code(statusCode).type('application/json; charset=utf-8').send({
     statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message
@@ -29,28 +30,28 @@ function send (reply: FastifyReply, code: string, message: string): FastifyReply
 export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
   fastify.setErrorHandler(function (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     if (error.validation !== undefined) {
-      return send(reply, 'invalid_parameter', validationMessage(error, request))
+      return sendError(reply, 'invalid_parameter', validationMessage(error, request))
     }
     if (error instanceof RateLimitedError) {
       reply.header('retry-after', error.retryAfterSeconds)
     }
     if (error instanceof LeaderboardError && error.code in STATUS_BY_CODE) {
-      return send(reply, error.code, error.message)
+      return sendError(reply, error.code, error.message)
     }
     if (isRedisUnavailable(error, fastify.redisClient)) {
       request.log.warn({ err: { message: error.message } }, 'redis unavailable')
-      return send(reply, 'service_unavailable', 'the data store is unavailable; retry shortly')
+      return sendError(reply, 'service_unavailable', 'the data store is unavailable; retry shortly')
     }
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
       // Fastify's own client errors (malformed URL, unsupported body…).
-      return send(reply, status === 404 ? 'not_found' : 'invalid_parameter', error.message)
+      return sendError(reply, status === 404 ? 'not_found' : 'invalid_parameter', error.message)
     }
     request.log.error({ err: error }, 'unexpected error')
-    return send(reply, 'internal_error', 'an unexpected error occurred')
+    return sendError(reply, 'internal_error', 'an unexpected error occurred')
   })
 
   fastify.setNotFoundHandler(function (request: FastifyRequest, reply: FastifyReply) {
-    return send(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0] ?? ''}`)
+    return sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0] ?? ''}`)
   })
 }, { name: 'error-handler', dependencies: ['redis'] })
