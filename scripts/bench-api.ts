@@ -22,6 +22,7 @@ import { KeyBuilder } from '../src/redis/keys.js'
 import { scripts } from '../src/redis/scripts.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { type Cleanups, runBenchmark } from './run-benchmark.js'
 
 const SECONDS = Number(process.argv[2] ?? 5)
 const CONNECTIONS = 20
@@ -40,7 +41,7 @@ async function inParallel<T> (items: T[], limit: number, task: (item: T) => Prom
   }))
 }
 
-async function main (cleanups: Array<() => Promise<void>>): Promise<void> {
+async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-api-'))
   cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
   const server = await startLocalRedis({ dir }) // as the demo runs it: AOF on, fsync every second
@@ -195,18 +196,4 @@ async function countCommands (url: string, base: string, headers: Record<string,
   }
 }
 
-const cleanups: Array<() => Promise<void>> = []
-async function cleanUp (): Promise<void> {
-  for (const step of cleanups.splice(0).reverse()) {
-    try { await step() } catch (err) { console.error('cleanup failed:', err) }
-  }
-}
-process.once('SIGINT', () => { cleanUp().finally(() => process.exit(130)).catch(() => {}) })
-try {
-  await main(cleanups)
-} catch (err) {
-  console.error(err)
-  process.exitCode = 1
-} finally {
-  await cleanUp()
-}
+await runBenchmark(main)

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
 import { boardMember, KeyBuilder } from '../src/redis/keys.js'
+import { type Cleanups, runBenchmark } from './run-benchmark.js'
 
 const MEMBERS = Number(process.argv[2] ?? 100_000)
 const PAGE = 100
@@ -131,7 +132,7 @@ async function timePages (ms: number, inFlight: number, read: (start: number) =>
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
-async function main (cleanups: Array<() => Promise<void>>): Promise<void> {
+async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-layout-'))
   cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
   // No AOF: this compares memory and reads, and an AOF rewrite mid-load would only add noise.
@@ -248,18 +249,4 @@ async function main (cleanups: Array<() => Promise<void>>): Promise<void> {
   console.log('The per-server layout also declares every key its scripts touch; the per-member page script cannot.')
 }
 
-const cleanups: Array<() => Promise<void>> = []
-async function cleanUp (): Promise<void> {
-  for (const step of cleanups.splice(0).reverse()) {
-    try { await step() } catch (err) { console.error('cleanup failed:', err) }
-  }
-}
-process.once('SIGINT', () => { cleanUp().finally(() => process.exit(130)).catch(() => {}) })
-try {
-  await main(cleanups)
-} catch (err) {
-  console.error(err)
-  process.exitCode = 1
-} finally {
-  await cleanUp()
-}
+await runBenchmark(main)

@@ -14,6 +14,7 @@ import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { type Cleanups, runBenchmark } from './run-benchmark.js'
 
 const GUILD = '400000000000000001'
 const MEMBERS = 10_000 // awards go to random members of this pool
@@ -25,7 +26,7 @@ const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maxim
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 const percentile = (sorted: Float64Array, p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
 
-async function main (cleanups: Array<() => Promise<void>>): Promise<void> {
+async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-writer-'))
   cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
   const server = await startLocalRedis({ dir }) // as the demo runs it: AOF on, fsync every second
@@ -97,18 +98,4 @@ async function main (cleanups: Array<() => Promise<void>>): Promise<void> {
   if (stats.total_xp !== gainedTotal) throw new Error('the aggregates drifted from the awards')
 }
 
-const cleanups: Array<() => Promise<void>> = []
-async function cleanUp (): Promise<void> {
-  for (const step of cleanups.splice(0).reverse()) {
-    try { await step() } catch (err) { console.error('cleanup failed:', err) }
-  }
-}
-process.once('SIGINT', () => { cleanUp().finally(() => process.exit(130)).catch(() => {}) })
-try {
-  await main(cleanups)
-} catch (err) {
-  console.error(err)
-  process.exitCode = 1
-} finally {
-  await cleanUp()
-}
+await runBenchmark(main)
