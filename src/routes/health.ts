@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ErrorResponse } from '../schemas/common.js'
 
-const Status = Type.Object({ status: Type.Literal('ok') })
+const Status = Type.Object({ status: Type.Literal('ok') }, { description: 'Healthy' })
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/healthz', {

@@ -22,6 +22,6 @@ export const LeaderboardResponse = Type.Object({
   data: Type.Array(LeaderboardEntry),
   total: Type.Integer({ minimum: 0, description: 'Number of ranked members' }),
   page: Type.Integer({ minimum: 1 })
-})
+}, { description: 'One page of the leaderboard' })
 
 export const leaderboardResponses = { 200: LeaderboardResponse, ...errorResponses }

@@ -12,6 +12,6 @@ export const MemberRecord = Type.Object({
     Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' }),
     Type.Null()
   ])
-})
+}, { description: "The member's record" })
 
 export const memberResponses = { 200: MemberRecord, 404: ErrorResponse, ...errorResponses }

@@ -8,6 +8,6 @@ export const GuildStats = Type.Object({
   average_level: Type.Integer({ minimum: 0, description: 'Mean level of members with XP > 0, rounded half up' }),
   xp_curve: Type.Enum([...CURVES]),
   xp_multiplier: Type.Number({ minimum: 0.01, maximum: 100 })
-})
+}, { description: "The server's aggregates and curve settings" })
 
 export const statsResponses = { 200: GuildStats, ...errorResponses }
