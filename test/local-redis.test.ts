@@ -1,7 +1,8 @@
 // The demo's own redis-server: started on a free port, persistent across restarts, stopped for
 // good, and explaining itself when there is no redis-server to start.
 import t, { type Test } from 'tap'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,6 +25,15 @@ function isAlive (pid: number): boolean {
     return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
+/** Alive and not a zombie: an orphan's exit may wait for a reaper that is slow to come. */
+function isRunning (pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return false
   }
 }
 
@@ -85,4 +95,31 @@ t.test('a redis-server that exits at once is reported with its own last words', 
   await t.rejects(startLocalRedis({ dir: join(root, 'bad-config'), extraArgs: ['--no-such-directive', 'yes'] }), {
     message: /redis-server exited with code 1 before it answered PING:[\s\S]*no-such-directive/
   })
+})
+
+t.test('a redis-server orphaned by a killed demo is stopped before a new start on its directory', async (t) => {
+  const dir = join(root, 'orphan', '.data')
+  // A demo process that dies by SIGKILL never gets to stop its Redis.
+  const script = `import { startLocalRedis } from ${JSON.stringify(new URL('../src/demo/local-redis.ts', import.meta.url).href)}
+const redis = await startLocalRedis({ dir: ${JSON.stringify(dir)} })
+process.stdout.write(redis.pid + ' ' + redis.port + '\\n')
+setInterval(() => {}, 1000)`
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], {
+    env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const [orphanPid = 0, orphanPort = 0] = await new Promise<number[]>((resolve) => {
+    child.stdout.once('data', (chunk: Buffer) => { resolve(chunk.toString().trim().split(' ').map(Number)) })
+  })
+  const orphanUrl = `redis://127.0.0.1:${orphanPort}`
+  await withClient(t, orphanUrl, async (r) => await r.set('demo:kept', 'yes'))
+  child.kill('SIGKILL')
+  await new Promise((resolve) => child.once('exit', resolve))
+  t.ok(isRunning(orphanPid), 'the orphan outlived its parent')
+  t.teardown(() => { if (isRunning(orphanPid)) process.kill(orphanPid, 'SIGKILL') })
+
+  const lines: string[] = []
+  const next = await start(t, { dir, log: { info: (line) => { lines.push(line) } } })
+  t.notOk(isRunning(orphanPid), 'the orphan was stopped')
+  t.match(lines.join('\n'), `stopping redis-server ${orphanPid}`)
+  t.equal(await withClient(t, next.url, async (r) => await r.get('demo:kept')), 'yes', 'its data was flushed and is served by the new one')
 })

@@ -1,9 +1,9 @@
 // A redis-server child process for `npm start` without REDIS_URL: the newcomer's demo runs with
 // no Redis of their own, and its data survives restarts (AOF under ./.data).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 
@@ -32,6 +32,8 @@ export interface LocalRedis {
 }
 
 const OUTPUT_LINES_KEPT = 20
+/** Written by redis-server in the data directory, so a later start can find an orphan. */
+const PID_FILE = 'redis.pid'
 const PORT_ATTEMPTS = 3
 const STOP_GRACE_MS = 10_000
 
@@ -42,6 +44,7 @@ export async function startLocalRedis (options: LocalRedisOptions = {}): Promise
   const { dir = '.data', log, env = process.env, extraArgs = [], timeoutMs = 10_000 } = options
   const dataDir = resolve(dir)
   mkdirSync(dataDir, { recursive: true })
+  await stopOrphan(join(dataDir, PID_FILE), log)
   for (let attempt = 1; ; attempt++) {
     try {
       const redis = await launch(await freePort(), dataDir, env, extraArgs, timeoutMs)
@@ -58,7 +61,8 @@ export async function startLocalRedis (options: LocalRedisOptions = {}): Promise
 async function launch (port: number, dataDir: string, env: NodeJS.ProcessEnv, extraArgs: string[], timeoutMs: number): Promise<LocalRedis> {
   const child = spawn('redis-server', [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dataDir,
-    '--appendonly', 'yes', '--save', '', '--loglevel', 'warning', ...extraArgs
+    '--appendonly', 'yes', '--save', '', '--loglevel', 'warning',
+    '--pidfile', join(dataDir, PID_FILE), ...extraArgs
   ], { env, stdio: ['ignore', 'pipe', 'pipe'] })
 
   // redis-server logs to stdout (a bind failure shows up there) and reports config errors on
@@ -127,6 +131,38 @@ async function terminate (child: ChildProcess): Promise<void> {
     await exited
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/**
+ * A demo redis-server whose parent was killed outright (no stop()) keeps running on the data
+ * directory; a second one there would fight it over the AOF. Stop it first: only when the pid
+ * file names a live redis-server (checked in /proc where there is one), never anything else.
+ */
+async function stopOrphan (pidFile: string, log: LocalRedisOptions['log']): Promise<void> {
+  let pid: number
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim())
+  } catch {
+    return
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 1 || !isRedisServer(pid)) return
+  log?.info(`stopping redis-server ${pid}, left running on this data directory by an earlier start`)
+  process.kill(pid, 'SIGTERM')
+  const deadline = Date.now() + STOP_GRACE_MS
+  while (isRedisServer(pid) && Date.now() < deadline) await sleep(50)
+}
+
+function isRedisServer (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('redis-server')
+  } catch {
+    return false // no /proc (macOS): a pid alone is not proof enough to stop a process
   }
 }
 
