@@ -17,6 +17,8 @@ declare module 'fastify' {
     leaderboard: LeaderboardReader
     apiKeys: ApiKeyStore
     slidingWindow: SlidingWindow
+    /** Resolves when Redis answers, within the command timeout; rejects otherwise. */
+    checkRedis: () => Promise<void>
   }
 }
 
@@ -49,4 +51,5 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   fastify.decorate('leaderboard', new LeaderboardReader(redis, keys))
   fastify.decorate('apiKeys', new ApiKeyStore(redis, keys))
   fastify.decorate('slidingWindow', new SlidingWindow(redis))
+  fastify.decorate('checkRedis', async () => { await redis.ping() })
 }, { name: 'redis', dependencies: ['config'] })

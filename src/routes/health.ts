@@ -13,7 +13,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/readyz', {
     schema: { tags: ['service'], summary: 'Readiness: Redis answers', response: { 200: Status, 503: ErrorResponse } }
   }, async () => {
-    await fastify.redisClient.ping()
+    await fastify.checkRedis()
     return { status: 'ok' as const }
   })
 }
