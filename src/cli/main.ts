@@ -4,6 +4,7 @@
 // Redis prints one `error: …` line on stderr and exits 1 (commander's usage errors too).
 import { Command } from 'commander'
 import { LeaderboardError } from '../errors.js'
+import { isRedisUnavailable } from '../redis/errors.js'
 import { CliError } from './connection.js'
 import { addKeyCommands } from './key-commands.js'
 import { addMemberCommands } from './member-commands.js'
@@ -31,7 +32,7 @@ function describe (err: unknown): string {
   if (err instanceof LeaderboardError || err instanceof CliError) return err.message
   const message = err instanceof Error ? err.message : String(err)
   if (err instanceof Error && err.name === 'ReplyError') return `Redis refused the command: ${message}`
-  if (/timed out|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/i.test(message)) {
+  if (isRedisUnavailable(err)) {
     return `lost Redis while working (${message}); the change may or may not have been made`
   }
   return message

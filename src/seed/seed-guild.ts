@@ -7,6 +7,7 @@ import { DailyClaimRefusedError } from '../errors.js'
 import type { Curve } from '../levels/curves.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
 import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { currentStreak } from '../reader/leaderboard-reader.js'
 
 export const MAX_SEED_MEMBERS = 1_000_000
 /** ioredis pipelines concurrent commands on one connection; this many keeps Redis busy. */
@@ -102,9 +103,9 @@ export async function seedGuild (writer: LeaderboardWriter, opts: SeedGuildOptio
   }))
   if (failure !== undefined) throw failure
 
-  const today = Math.floor(now / DAY_MS)
   const claimed = plan.filter((m) => m.claims.length > 0)
-  const activeStreaks = claimed.filter((m) => Math.floor((m.claims.at(-1) ?? 0) / DAY_MS) >= today - 1).length
+  // The reader's own rule for a streak that still counts, so the summary says what the API shows.
+  const activeStreaks = claimed.filter((m) => currentStreak(1, m.claims.at(-1) ?? null, now) > 0).length
   return {
     guildId,
     members: total,
