@@ -5,12 +5,14 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
-import { loggerOptions } from './logger.js'
+import { loggerOptions, RequestLogController } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
+import compress from '@fastify/compress'
+import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 
@@ -22,6 +24,8 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(configPlugin, { config: opts.config })
   await fastify.register(redisPlugin)
   await fastify.register(errorHandler)
+  // Bodies the read routes do not compress themselves (the OpenAPI document, say).
+  await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(healthRoutes)
@@ -33,6 +37,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
+    logController: new RequestLogController(),
     trustProxy: config.trustProxy,
     // Honour a caller's request id when it is sane, so logs can be joined across services.
     requestIdHeader: 'x-request-id',
@@ -46,8 +51,9 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
     },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()
-  fastify.addHook('onSend', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
   fastify.register(fp(app), { config })
   return fastify

@@ -24,6 +24,8 @@ export const ConfigSchema = Type.Object({
   authFailureLimit: PositiveInteger('AUTH_FAILURE_LIMIT: failed authentications per client address per window', 30),
   authFailureWindowMs: PositiveInteger('AUTH_FAILURE_WINDOW_MS', 60_000, 1000),
   apiKeyCacheTtlMs: PositiveInteger('API_KEY_CACHE_TTL_MS: how long an instance trusts a key lookup (revocation delay)', 3000, 0, 5000),
+  responseCacheMb: PositiveInteger('RESPONSE_CACHE_MB: memory for cached read responses per instance (0: off)', 64, 0, 65536),
+  revalidationsPerSecond: PositiveInteger('REVALIDATIONS_PER_SECOND: free 304 revalidations per key per second per instance', 10, 0, 1_000_000),
   trustProxy: Type.Boolean({ default: false, description: 'TRUST_PROXY: take the client address from X-Forwarded-For' })
 }, { additionalProperties: false })
 
@@ -42,6 +44,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   authFailureLimit: 'AUTH_FAILURE_LIMIT',
   authFailureWindowMs: 'AUTH_FAILURE_WINDOW_MS',
   apiKeyCacheTtlMs: 'API_KEY_CACHE_TTL_MS',
+  responseCacheMb: 'RESPONSE_CACHE_MB',
+  revalidationsPerSecond: 'REVALIDATIONS_PER_SECOND',
   trustProxy: 'TRUST_PROXY'
 }
 

@@ -343,7 +343,11 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
   const secret = created.key.slice(21) // after `lbk_<16 hex>_`; it may itself contain `_`
   t.equal(secret.length, 32)
   t.notOk(log.includes(secret), 'nor its secret part')
-  const parsed = lines.map((line) => JSON.parse(line) as { keyId?: string, reqId?: string, msg?: string })
-  t.ok(parsed.some((l) => l.keyId === created.id && l.reqId === 'req-abc-123' && l.msg === 'request completed'),
-    'the completion line names the request id and the key id')
+  const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+  const first = parsed.filter((l) => l.reqId === 'req-abc-123')
+  t.equal(first.length, 1, 'one line per request')
+  t.match(first[0], {
+    msg: 'request', method: 'GET', route: '/api/v1/servers/:guild_id/leaderboard', statusCode: 200, guild: GUILD, keyId: created.id, ms: Number
+  }, 'the line names the route, status, duration, server, key id and request id')
+  t.match(parsed.filter((l) => l.msg === 'request').at(-1), { route: '/api/v1/servers/:guild_id/members/:user_id', statusCode: 404, keyId: created.id })
 })

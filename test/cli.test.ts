@@ -8,6 +8,7 @@ import { freePort } from '../src/demo/local-redis.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { redisNow } from '../src/redis/client.js'
 import { boardMember } from '../src/redis/keys.js'
+import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -53,6 +54,11 @@ async function xpOf (guildId: string, userId: string): Promise<string | null> {
   return await redis.zscore(keys.guild(guildId).board, boardMember(userId))
 }
 
+/** A member's record (username, streak, last claim) as the members hash stores it. */
+async function recordOf (guildId: string, userId: string): Promise<MemberRecordParts> {
+  return parseRecord(await redis.hget(keys.guild(guildId).members, boardMember(userId)))
+}
+
 /** Every key of a server, byte for byte (null when absent): shows that nothing was changed. */
 async function guildState (guildId: string): Promise<Record<string, string | null>> {
   const entries = await Promise.all(Object.entries(keys.guild(guildId)).map(async ([name, key]) =>
@@ -75,7 +81,7 @@ t.test('award adds XP, records the username and says where the member stands', a
   const run = await cli(['award', '--guild', '1', '--user', '99', '--xp', '150', '--username', 'bob'])
   t.same(run, { code: 0, stdout: 'awarded 150 XP to 99 in 1: now 150 XP (level 1)\n', stderr: '' })
   t.equal(await xpOf('1', '99'), '150')
-  t.equal(await redis.hget(keys.guild('1').names, '99'), 'bob')
+  t.equal((await recordOf('1', '99')).username, 'bob')
   t.same(await redis.hmget(keys.guild('1').stats, 'xp_total', 'members_with_xp'), ['150', '1'], 'the aggregates follow')
 })
 
@@ -97,7 +103,7 @@ t.test('daily records a claim; a second one the same UTC day is refused: exit 1,
   const second = await cli(['daily', '--guild', '3', '--user', '5'])
   t.equal(second.code, 0)
   t.match(second.stdout, /streak 2\n$/, 'the day after, the streak grows')
-  t.equal(await redis.hget(keys.guild('3').streaks, '5'), '2')
+  t.equal((await recordOf('3', '5')).streak, 2)
 
   const before = await guildState('3')
   const [refused, backdated] = await Promise.all([
@@ -142,7 +148,7 @@ t.test('member remove deletes a member; removing a non-member is exit 1 with one
   const removed = await cli(['member', 'remove', '--guild', '5', '--user', '8'])
   t.same(removed, { code: 0, stdout: 'removed 8 from 5\n', stderr: '' })
   t.equal(await xpOf('5', '8'), null)
-  t.equal(await redis.hget(keys.guild('5').names, '8'), null)
+  t.equal(await redis.hget(keys.guild('5').members, boardMember('8')), null, 'its record is gone')
   t.equal(await redis.zcard(keys.guild('5').board), 0)
   const again = await cli(['member', 'remove', '--guild', '5', '--user', '8'])
   t.equal(again.code, 1)

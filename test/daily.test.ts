@@ -2,9 +2,10 @@
 // change nothing, and the clock read from Redis.
 import t, { type Test } from 'tap'
 import { redisFixture } from './helpers/redis-server.js'
-import { snapshot } from './helpers/redis-snapshot.js'
+import { dataSnapshot, snapshot } from './helpers/redis-snapshot.js'
 import { redisNow } from '../src/redis/client.js'
 import { boardMember } from '../src/redis/keys.js'
+import { parseRecord } from '../src/redis/records.js'
 import { type DailyClaim, LeaderboardWriter, MAX_CLAIM_AHEAD_MS } from '../src/writer/leaderboard-writer.js'
 import { CURVES, levelForXp } from '../src/levels/curves.js'
 import { DailyClaimRefusedError, type DailyRefusal, InvalidParameterError } from '../src/errors.js'
@@ -24,21 +25,23 @@ async function claim (guildId: string, userId: string, when?: Date): Promise<Dai
 /** What Redis holds for one member's claims, read with plain commands. */
 async function stored (guildId: string, userId: string): Promise<{ streak: string | null, last: string | null, xp: string | null }> {
   const k = keys.guild(guildId)
+  const { streak, lastClaim } = parseRecord(await raw.hget(k.members, boardMember(userId)))
   return {
-    streak: await raw.hget(k.streaks, userId),
-    last: await raw.hget(k.claims, userId),
+    // A record without a claim holds no streak: both read as absent, as they did in their own hashes.
+    streak: lastClaim === null && streak === 0 ? null : String(streak),
+    last: lastClaim === null ? null : String(lastClaim),
     xp: await raw.zscore(k.board, boardMember(userId))
   }
 }
 
-/** Expects the claim to be refused for `reason`, with every key in Redis byte-for-byte unchanged. */
+/** Expects the claim to be refused for `reason`, with the data in Redis byte-for-byte unchanged (only its operation reply is kept). */
 async function refused (t: Test, guildId: string, userId: string, when: Date | undefined, reason: DailyRefusal, what: string): Promise<void> {
-  const before = await snapshot(raw)
+  const before = await dataSnapshot(raw)
   t.ok(Object.keys(before).length > 0, 'there is data to compare')
   const error = await claim(guildId, userId, when).then(() => null, (err: unknown) => err)
   t.type(error, DailyClaimRefusedError, what)
   t.equal((error as DailyClaimRefusedError | null)?.reason, reason, `${what}: reason ${reason}`)
-  t.same(await snapshot(raw), before, `${what}: Redis unchanged`)
+  t.same(await dataSnapshot(raw), before, `${what}: Redis unchanged`)
 }
 
 t.test('the first claim starts a streak of 1 and records the claim time in ms', async (t) => {
@@ -127,13 +130,13 @@ t.test('a claim dated ahead of now (within 5 min) is the last claim: an undated 
   const g = newGuild()
   const now = await redisNow(raw)
   await claim(g, '1', new Date(now + 2 * 60_000))
-  const before = await snapshot(raw)
+  const before = await dataSnapshot(raw)
   const error = await claim(g, '1').then(() => null, (err: unknown) => err)
   t.type(error, DailyClaimRefusedError)
   // Dated before the last claim, and on the same UTC day too unless midnight fell in between:
   // the contract does not rank the two reasons.
   t.ok(['before_last_claim', 'already_claimed'].includes((error as DailyClaimRefusedError).reason))
-  t.same(await snapshot(raw), before, 'Redis unchanged')
+  t.same(await dataSnapshot(raw), before, 'Redis unchanged')
 })
 
 t.test('a claim creates a 0-XP member that is ranked but does not count in members_with_xp', async (t) => {

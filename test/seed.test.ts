@@ -8,7 +8,8 @@ import { InvalidParameterError } from '../src/errors.js'
 import { CURVES, levelForXp } from '../src/levels/curves.js'
 import { createRedis, redisNow } from '../src/redis/client.js'
 import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
-import { planMembers, seedGuild } from '../src/seed/seed-guild.js'
+import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
+import { dailyRecord, planMembers, seedGuild } from '../src/seed/seed-guild.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 const DAY_MS = 86_400_000
@@ -27,6 +28,12 @@ async function board (guildId: string): Promise<Member[]> {
   const out: Member[] = []
   for (let i = 0; i < flat.length; i += 2) out.push({ userId: userIdFromBoardMember(flat[i] ?? ''), xp: Number(flat[i + 1]) })
   return out
+}
+
+/** Every member's record, by user id, parsed from the members hash. */
+async function records (guildId: string): Promise<Map<string, MemberRecordParts>> {
+  const stored = await redis.hgetall(keys.guild(guildId).members)
+  return new Map(Object.entries(stored).map(([member, record]) => [userIdFromBoardMember(member), parseRecord(record)]))
 }
 
 const N = 400
@@ -74,18 +81,19 @@ t.test('there are ties: members with exactly equal non-zero XP, one of them near
 })
 
 t.test('a share of members have streaks: current ones ending today or yesterday, and broken ones', async (t) => {
-  const streaks = await redis.hgetall(keys.guild('900').streaks)
-  const claims = await redis.hgetall(keys.guild('900').claims)
+  const stored = await records('900')
+  const claimed = [...stored].filter(([, r]) => r.lastClaim !== null)
   const today = Math.floor(now / DAY_MS)
   let current = 0
   let broken = 0
   let longest = 0
-  t.ok(Object.values(claims).every((last) => Number(last) <= now), 'no claim is dated after the clock')
-  for (const [userId, last] of Object.entries(claims)) {
-    const day = Math.floor(Number(last) / DAY_MS)
+  t.ok(claimed.every(([, r]) => (r.lastClaim ?? 0) <= now), 'no claim is dated after the clock')
+  t.ok([...stored.values()].every((r) => (r.lastClaim === null) === (r.streak === 0)), 'every streak has its claim date and back')
+  for (const [, { streak, lastClaim }] of claimed) {
+    const day = Math.floor(Number(lastClaim) / DAY_MS)
     if (day >= today - 1) {
       current++
-      longest = Math.max(longest, Number(streaks[userId]))
+      longest = Math.max(longest, streak)
     } else {
       broken++
     }
@@ -94,25 +102,30 @@ t.test('a share of members have streaks: current ones ending today or yesterday,
   t.ok(current + broken < N, 'not everyone claims')
   t.ok(longest >= 3, `some streak has grown over several days (longest ${longest})`)
   t.same({ current, broken }, { current: summary.activeStreaks, broken: summary.brokenStreaks })
-  const planned = planMembers({ members: N, seed: 'tap', now }).reduce((a, m) => a + m.claims.length, 0)
-  t.equal(summary.writes, N + planned, 'one write per member and one per claim, none refused')
-  t.equal(summary.refusedClaims, 0)
+  // Every planned claim counted: each member holds the streak and date its claims, one after
+  // another through the daily-claim rules, leave behind.
+  const wrong = planMembers({ members: N, seed: 'tap', now }).filter((m) => {
+    const want = dailyRecord(m.claims)
+    const got = stored.get(m.userId)
+    return want === undefined ? got?.lastClaim !== null : got?.streak !== want.streak || got.lastClaim !== want.lastClaim.getTime()
+  }).map((m) => m.userId)
+  t.same(wrong, [], 'every member holds the daily record its planned claims leave')
 })
 
 t.test('every member has a plausible, mostly distinct username', async (t) => {
-  const names = await redis.hgetall(keys.guild('900').names)
-  t.equal(Object.keys(names).length, N)
-  const values = Object.values(names)
+  const stored = await records('900')
+  t.equal(stored.size, N)
+  t.ok(members.every((m) => stored.get(m.userId)?.username !== null), 'every member on the board has a username')
+  const values = [...stored.values()].map((r) => r.username ?? '')
   t.ok(values.every((name) => name.trim().length > 0 && name.length <= 100))
   t.ok(new Set(values).size >= N * 0.95, 'mostly distinct')
   t.ok(values.some((name) => /^[a-z]+$/.test(name)) && values.some((name) => /\d/.test(name)), 'in several styles')
 })
 
 t.test('the same seed and clock give the same members, ids, names and XP in another server', async (t) => {
-  await seedGuild(writer, { guildId: '901', members: N, seed: 'tap', now, concurrency: 7 })
+  await seedGuild(writer, { guildId: '901', members: N, seed: 'tap', now })
   t.same(await board('901'), members)
-  t.same(await redis.hgetall(keys.guild('901').names), await redis.hgetall(keys.guild('900').names))
-  t.same(await redis.hgetall(keys.guild('901').claims), await redis.hgetall(keys.guild('900').claims))
+  t.same(await redis.hgetall(keys.guild('901').members), await redis.hgetall(keys.guild('900').members), 'the same names, streaks and claims')
   const other = planMembers({ members: 50, seed: 'other', now })
   t.notSame(other.map((m) => m.userId), members.slice(0, 50).map((m) => m.userId), 'another seed, other members')
 })
@@ -123,6 +136,23 @@ t.test('progress is reported up to (N, N); a curve given is configured', async (
   t.same(seen.at(-1), [30, 30])
   t.ok(seen.every(([done], i) => i === 0 || done > (seen[i - 1]?.[0] ?? 0)), 'progress only grows')
   t.equal(await redis.hget(keys.guild('902').settings, 'curve'), 'flat')
+})
+
+t.test('a crowd larger than one write call (25,000) is written whole: every member once, exact aggregates, progress growing to (N, N)', async (t) => {
+  const big = 26_000
+  const seen: number[] = []
+  const result = await seedGuild(writer, { guildId: '904', members: big, seed: 'big', now, onProgress: (done, total) => { if (total === big) seen.push(done) } })
+  t.equal(await redis.zcard(keys.guild('904').board), big)
+  t.equal(await redis.hlen(keys.guild('904').members), big, 'every member has its record')
+  t.equal(result.members, big)
+  t.same(seen.at(-1), big)
+  t.ok(seen.every((done, i) => i === 0 || done > (seen[i - 1] ?? 0)), 'progress only grows')
+  const xps = (await board('904')).map((m) => m.xp)
+  const stats = await redis.hgetall(keys.guild('904').stats)
+  t.equal(Number(stats.xp_total), xps.reduce((a, b) => a + b, 0))
+  t.equal(Number(stats.members_with_xp), xps.filter((x) => x > 0).length)
+  for (const curve of CURVES) t.equal(Number(stats[`level_sum:${curve}`]), xps.reduce((a, x) => a + levelForXp(curve, x), 0), `level_sum:${curve}`)
+  t.same(new Set((await board('904')).map((m) => m.userId)), new Set(planMembers({ members: big, seed: 'big', now }).map((m) => m.userId)), 'the planned crowd, all of it')
 })
 
 t.test('seedGuild refuses a bad guild id or member count before writing anything', async (t) => {

@@ -182,21 +182,32 @@ t.test('after the limit is lowered below the count, the reset of a refusal still
   t.ok((await limiter.hit(key, 2, windowMs)).success, `admitted after sleeping the reset (${refusal.reset} ms)`)
 })
 
-t.test('memory per key is bounded: at most BUCKETS + 1 hash fields, and the key carries a TTL and expires when idle', async (t) => {
+t.test('memory per key is bounded: at most BUCKETS + 1 slices plus the count and the oldest slice (BUCKETS + 3 fields), and the key carries a TTL and expires when idle', async (t) => {
   const key = newKey()
   const windowMs = 1000
   let most = 0
+  let mostSlices = 0
+  const bookkeeping: string[] = []
   const ttls: number[] = []
   const end = performance.now() + 1.5 * windowMs
   while (performance.now() < end) {
     await limiter.hit(key, 10_000, windowMs)
-    const [fields, ttl] = await Promise.all([raw.hlen(key), raw.pttl(key)])
-    most = Math.max(most, fields)
+    const [hash, ttl] = await Promise.all([raw.hgetall(key), raw.pttl(key)])
+    const fields = Object.keys(hash)
+    const slices = fields.filter((f) => /^\d+$/.test(f))
+    most = Math.max(most, fields.length)
+    mostSlices = Math.max(mostSlices, slices.length)
     ttls.push(ttl)
+    // The bookkeeping stays true to the slices it stands for.
+    const sum = slices.reduce((a, f) => a + Number(hash[f]), 0)
+    const oldest = Math.min(...slices.map(Number))
+    if (hash.n !== String(sum) || hash.lo !== String(oldest)) bookkeeping.push(`n ${hash.n} lo ${hash.lo}: slices sum to ${sum}, oldest ${oldest}`)
     await sleep(Math.random() * 8)
   }
-  t.ok(most <= BUCKETS + 1, `never more than ${BUCKETS + 1} fields (most: ${most})`)
-  t.ok(most >= BUCKETS - 5, `the hits did spread over the slices (most fields: ${most})`)
+  t.ok(most <= BUCKETS + 3, `never more than ${BUCKETS + 3} fields (most: ${most})`)
+  t.ok(mostSlices <= BUCKETS + 1, `never more than ${BUCKETS + 1} slices (most: ${mostSlices})`)
+  t.ok(mostSlices >= BUCKETS - 5, `the hits did spread over the slices (most slices: ${mostSlices})`)
+  t.same(bookkeeping.slice(0, 5), [], 'n is the sum of the slices and lo the oldest one, after every hit')
   const badTtl = ttls.filter((ttl) => ttl <= 0 || ttl > coverageOf(windowMs))
   t.same(badTtl, [], `the key always has a TTL in (0, ${coverageOf(windowMs)}] ms`)
 

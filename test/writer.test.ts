@@ -2,8 +2,9 @@
 // leaves in Redis (read back with plain commands, not through the library).
 import t, { type Test } from 'tap'
 import { redisFixture } from './helpers/redis-server.js'
-import { snapshot } from './helpers/redis-snapshot.js'
+import { dataSnapshot, snapshot } from './helpers/redis-snapshot.js'
 import { boardMember, userIdFromBoardMember } from '../src/redis/keys.js'
+import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CURVES, levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { MAX_AWARD } from '../src/validation.js'
@@ -18,6 +19,15 @@ const newGuild = (): string => String(++lastGuild)
 
 async function xpOf (guildId: string, userId: string): Promise<string | null> {
   return await raw.zscore(keys.guild(guildId).board, boardMember(userId))
+}
+
+/** A member's record as the members hash stores it, parsed. */
+async function recordOf (guildId: string, userId: string): Promise<MemberRecordParts> {
+  return parseRecord(await raw.hget(keys.guild(guildId).members, boardMember(userId)))
+}
+
+async function nameOf (guildId: string, userId: string): Promise<string | null> {
+  return (await recordOf(guildId, userId)).username
 }
 
 /** The stats hash as numbers, an absent field read as 0. */
@@ -39,11 +49,16 @@ async function recomputed (guildId: string): Promise<Record<string, number>> {
   return out
 }
 
-/** Runs `fn`, expects it to throw `type`, and checks that Redis was not changed at all. */
+/**
+ * Runs `fn`, expects it to throw `type`, and checks that Redis was not changed: not at all for
+ * invalid input (refused before Redis is asked), and in none of its data for a refusal inside
+ * Redis (which keeps only its operation reply, for resends).
+ */
 async function refusedUnchanged (t: Test, fn: () => Promise<unknown>, type: new (...args: never[]) => Error, what: string): Promise<void> {
-  const before = await snapshot(raw)
+  const read = type === InvalidParameterError ? snapshot : dataSnapshot
+  const before = await read(raw)
   await t.rejects(fn(), type, what)
-  t.same(await snapshot(raw), before, `${what}: Redis unchanged`)
+  t.same(await read(raw), before, `${what}: Redis unchanged`)
 }
 
 t.test('awardXp adds floor(award × multiplier) computed exactly in hundredths: 100 XP at 0.29 adds 29', async (t) => {
@@ -79,7 +94,7 @@ t.test('awardXp of 1 at multiplier 0.5 adds 0 but records the member, with 0 XP,
   t.same(await writer.awardXp({ guildId: g, userId: '42', xp: 1, username: 'half' }), { gained: 0, xp: 0 })
   t.equal(await xpOf(g, '42'), '0', 'the member is on the board with 0 XP')
   t.equal(await raw.zcard(keys.guild(g).board), 1)
-  t.equal(await raw.hget(keys.guild(g).names, '42'), 'half')
+  t.equal(await nameOf(g, '42'), 'half')
   t.same(await stats(g), await recomputed(g), 'aggregates exact')
   t.equal((await stats(g)).members_with_xp, 0, 'a 0-XP member does not count in members_with_xp')
 })
@@ -110,13 +125,13 @@ t.test('awardXp without a configured multiplier adds the award as is and keeps t
 t.test('awardXp: the username is optional; given, it is stored (trimmed); omitted, the stored one stays', async (t) => {
   const g = newGuild()
   await writer.awardXp({ guildId: g, userId: '8', xp: 5 })
-  t.equal(await raw.hexists(keys.guild(g).names, '8'), 0, 'no username given, none stored')
+  t.equal(await nameOf(g, '8'), null, 'no username given, none stored')
   await writer.awardXp({ guildId: g, userId: '8', xp: 5, username: '  alice  ' })
-  t.equal(await raw.hget(keys.guild(g).names, '8'), 'alice')
+  t.equal(await nameOf(g, '8'), 'alice')
   await writer.awardXp({ guildId: g, userId: '8', xp: 5 })
-  t.equal(await raw.hget(keys.guild(g).names, '8'), 'alice', 'an award without a username keeps the stored one')
+  t.equal(await nameOf(g, '8'), 'alice', 'an award without a username keeps the stored one')
   await writer.awardXp({ guildId: g, userId: '8', xp: 5, username: 'bob' })
-  t.equal(await raw.hget(keys.guild(g).names, '8'), 'bob')
+  t.equal(await nameOf(g, '8'), 'bob')
 })
 
 t.test('awardXp refuses an award of 0, negative, non-integer, not a number or above MAX_AWARD, writing nothing', async (t) => {
@@ -136,14 +151,14 @@ t.test('awardXp and setXp refuse a bad username, writing nothing', async (t) => 
     await refusedUnchanged(t, async () => await writer.setXp({ guildId: g, userId: '1', xp: 10, username }), InvalidParameterError, `setXp with ${JSON.stringify(username)}`)
   }
   await writer.awardXp({ guildId: g, userId: '1', xp: 10, username: 'x'.repeat(100) })
-  t.equal(await raw.hget(keys.guild(g).names, '1'), 'x'.repeat(100), '100 characters are accepted')
+  t.equal(await nameOf(g, '1'), 'x'.repeat(100), '100 characters are accepted')
 })
 
 t.test('awardXp past MAX_XP is refused with XpLimitError and changes nothing; reaching MAX_XP exactly is allowed', async (t) => {
   const g = newGuild()
   await writer.setXp({ guildId: g, userId: '1', xp: MAX_XP - 10 })
   await refusedUnchanged(t, async () => await writer.awardXp({ guildId: g, userId: '1', xp: 11, username: 'new' }), XpLimitError, 'award 11 at MAX_XP - 10')
-  t.equal(await raw.hexists(keys.guild(g).names, '1'), 0, 'the refused award did not store its username')
+  t.equal(await nameOf(g, '1'), null, 'the refused award did not store its username')
   await writer.configureGuild(g, { multiplier: 2 })
   await refusedUnchanged(t, async () => await writer.awardXp({ guildId: g, userId: '1', xp: 6 }), XpLimitError, 'award 6 at multiplier 2 (12 XP) at MAX_XP - 10')
   t.same(await writer.awardXp({ guildId: g, userId: '1', xp: 5 }), { gained: 10, xp: MAX_XP }, 'exactly MAX_XP')
@@ -157,10 +172,10 @@ t.test('setXp sets XP outright, not multiplied, creates the member and returns t
   await writer.configureGuild(g, { multiplier: 2.5 })
   t.equal(await writer.setXp({ guildId: g, userId: '1', xp: 1000, username: 'sam' }), 0, 'a new member had 0')
   t.equal(await xpOf(g, '1'), '1000', 'not multiplied')
-  t.equal(await raw.hget(keys.guild(g).names, '1'), 'sam')
+  t.equal(await nameOf(g, '1'), 'sam')
   t.equal(await writer.setXp({ guildId: g, userId: '1', xp: 400 }), 1000, 'returns the previous XP')
   t.equal(await xpOf(g, '1'), '400', 'XP may go down')
-  t.equal(await raw.hget(keys.guild(g).names, '1'), 'sam', 'the username stays when none is given')
+  t.equal(await nameOf(g, '1'), 'sam', 'the username stays when none is given')
   t.equal(await writer.setXp({ guildId: g, userId: '1', xp: MAX_XP }), 400, 'MAX_XP is allowed')
   t.equal(await xpOf(g, '1'), String(MAX_XP))
   t.same(await stats(g), await recomputed(g))
@@ -190,18 +205,18 @@ t.test('setUsername records the name of a member, trimmed', async (t) => {
   const g = newGuild()
   await writer.setXp({ guildId: g, userId: '1', xp: 0 })
   t.equal(await writer.setUsername({ guildId: g, userId: '1', username: ' carol ' }), true)
-  t.equal(await raw.hget(keys.guild(g).names, '1'), 'carol')
+  t.equal(await nameOf(g, '1'), 'carol')
   t.equal(await writer.setUsername({ guildId: g, userId: '1', username: 'dave' }), true)
-  t.equal(await raw.hget(keys.guild(g).names, '1'), 'dave')
+  t.equal(await nameOf(g, '1'), 'dave')
 })
 
 t.test('setUsername returns false for a non-member and stores nothing', async (t) => {
   const g = newGuild()
   await writer.setXp({ guildId: g, userId: '1', xp: 5 })
-  const before = await snapshot(raw)
+  const before = await dataSnapshot(raw)
   t.equal(await writer.setUsername({ guildId: g, userId: '2', username: 'ghost' }), false)
   t.equal(await writer.setUsername({ guildId: newGuild(), userId: '2', username: 'ghost' }), false, 'in a server with no data')
-  t.same(await snapshot(raw), before, 'Redis unchanged')
+  t.same(await dataSnapshot(raw), before, 'Redis unchanged')
   await refusedUnchanged(t, async () => await writer.setUsername({ guildId: g, userId: '1', username: ' ' }), InvalidParameterError, 'blank username')
 })
 
@@ -219,7 +234,7 @@ t.test('removeMember drops the member from the aggregates and deletes all its fi
 
   t.equal(await writer.removeMember({ guildId: g, userId: '1' }), true)
   t.equal(await xpOf(g, '1'), null, 'off the board')
-  for (const key of [k.names, k.streaks, k.claims]) t.equal(await raw.hexists(key, '1'), 0, `no field left in ${key}`)
+  t.equal(await raw.hexists(k.members, boardMember('1')), 0, 'its record (name, streak, claim) is gone')
   const after = await stats(g)
   t.same(after, await recomputed(g), 'aggregates equal a full scan')
   t.same(after, {
@@ -229,13 +244,12 @@ t.test('removeMember drops the member from the aggregates and deletes all its fi
     'level_sum:linear': levelForXp('linear', 777),
     'level_sum:flat': 0
   })
-  t.equal(await raw.hget(k.names, '2'), 'two', 'other members keep their data')
-  t.equal(await raw.hget(k.streaks, '2'), '1')
+  t.same(await recordOf(g, '2'), { streak: 1, lastClaim: Date.parse('2024-01-01T10:00:00Z'), username: 'two' }, 'other members keep their data')
 
-  const before = await snapshot(raw)
+  const before = await dataSnapshot(raw)
   t.equal(await writer.removeMember({ guildId: g, userId: '1' }), false, 'false the second time')
   t.equal(await writer.removeMember({ guildId: g, userId: '99' }), false, 'false for a user never seen')
-  t.same(await snapshot(raw), before, 'nothing changed')
+  t.same(await dataSnapshot(raw), before, 'nothing changed')
 
   t.equal(await writer.removeMember({ guildId: g, userId: '3' }), true, 'a 0-XP member can be removed')
   t.equal(await writer.removeMember({ guildId: g, userId: '2' }), true)

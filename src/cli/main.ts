@@ -8,6 +8,7 @@ import { isRedisUnavailable } from '../redis/errors.js'
 import { CliError } from './connection.js'
 import { addKeyCommands } from './key-commands.js'
 import { addMemberCommands } from './member-commands.js'
+import { addMigrateCommand } from './migrate-command.js'
 import { printError } from './output.js'
 import { addSeedCommands } from './seed-commands.js'
 
@@ -24,6 +25,7 @@ Environment:
   addMemberCommands(program)
   addKeyCommands(program)
   addSeedCommands(program)
+  addMigrateCommand(program)
   return program
 }
 

@@ -27,9 +27,8 @@ export function addSeedCommands (program: Command): void {
           progress.stop()
           const seconds = s.elapsedMs / 1000
           print(`seeded ${s.members} members into ${s.guildId} in ${seconds.toFixed(2)} s ` +
-            `(${Math.round(s.members / seconds)} members/s, ${s.writes} writes, seed ${s.seed})`)
-          print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one` +
-            (s.refusedClaims > 0 ? `, ${s.refusedClaims} claims refused (members already there)` : ''))
+            `(${Math.round(s.members / seconds)} members/s, seed ${s.seed})`)
+          print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one`)
         } finally {
           progress.stop()
         }

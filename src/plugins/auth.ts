@@ -6,7 +6,7 @@
 // address; past the limit an address is refused with 429, and while it is refused its unknown
 // keys are not even looked up.
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { hashApiKey, type KeyCheck } from '../api-keys/api-keys.js'
 import type { Plan } from '../api-keys/plans.js'
@@ -27,7 +27,7 @@ type CachedCheck =
 declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook: sets request.apiKey or refuses with 401/429. */
-    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    authenticate: (request: FastifyRequest) => Promise<void>
     /** preValidation hook: refuses with 403 a key used on another server. */
     authorizeGuild: (request: FastifyRequest) => Promise<void>
   }
@@ -69,7 +69,7 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
 
   fastify.decorateRequest('apiKey', null)
 
-  fastify.decorate('authenticate', async function authenticate (request: FastifyRequest, reply: FastifyReply) {
+  fastify.decorate('authenticate', async function authenticate (request: FastifyRequest) {
     const header = request.headers['x-api-key']
     const presented = (Array.isArray(header) ? header[0] : header)?.trim() ?? ''
     if (presented === '') return await refuse(request, new MissingApiKeyError())
@@ -86,8 +86,6 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
       return await refuse(request, new InvalidApiKeyError())
     }
     request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan }
-    // Every later line of this request names the key's id (never the key).
-    request.log = reply.log = request.log.child({ keyId: check.id })
   })
 
   fastify.decorate('authorizeGuild', async function authorizeGuild (request: FastifyRequest) {

@@ -1,29 +1,125 @@
-// Per-key rate limits by plan, through @fastify/rate-limit with our sliding-window store.
-// Registered inside the API's scope, after authentication, so every authenticated response
-// (400s and 404s included) is counted and carries the x-ratelimit-* headers.
+// Admission of an authenticated request: the per-key rate limit by plan, through
+// @fastify/rate-limit with our sliding-window store, and conditional requests.
+//
+// The limiter and the read of the server's data version go to Redis together, in one round
+// trip; the version lets the route serve its cached body (src/plugins/reads.ts). A request whose
+// If-None-Match holds the current ETag is answered 304 without counting against the quota (the
+// limiter is only read), within REVALIDATIONS_PER_SECOND per key on this instance; past that it
+// is counted like any other. Registered inside the API's scope, after authentication, so every
+// authenticated response (400s and 404s included) is counted and carries x-ratelimit-*.
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import { slidingWindowStore } from '../rate-limit/store.js'
 import { RateLimitedError } from '../errors.js'
+import { entityTag, matchingTag } from '../http/etag.js'
+import type { AuthenticatedKey } from './auth.js'
 
-function keyOf (request: FastifyRequest) {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** onRequest hook: counts the request (or answers 304) and reads the server's data version. */
+    admit: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
+  }
+  interface FastifyRequest {
+    /** The data version of the request's own server, read with the limiter; undefined for another server. */
+    dataVersion: string | undefined
+  }
+  interface FastifyContextConfig {
+    /** The route's body depends on the UTC day (so does its ETag). */
+    etagPerDay?: boolean
+  }
+}
+
+export const CACHE_CONTROL = 'private, no-cache'
+
+function keyOf (request: FastifyRequest): AuthenticatedKey {
   if (request.apiKey === null) throw new Error('rate limit reached before authentication')
   return request.apiKey
 }
 
+/** Free revalidations per key on this instance, counted in the current second. */
+class RevalidationBound {
+  readonly #perSecond: number
+  #second = 0
+  #used = new Map<string, number>()
+
+  constructor (perSecond: number) {
+    this.#perSecond = perSecond
+  }
+
+  take (keyId: string): boolean {
+    const second = Math.floor(Date.now() / 1000)
+    if (second !== this.#second) {
+      this.#second = second
+      this.#used.clear()
+    }
+    const used = this.#used.get(keyId) ?? 0
+    if (used >= this.#perSecond) return false
+    this.#used.set(keyId, used + 1)
+    return true
+  }
+}
+
 export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
-  const { config } = fastify
+  const { config, leaderboard, redisClock } = fastify
   await fastify.register(rateLimit, {
-    global: true,
-    hook: 'onRequest',
+    global: false,
     store: slidingWindowStore(fastify.slidingWindow, fastify.keys),
     keyGenerator: (request) => keyOf(request).id,
     max: (request) => config.planLimits[keyOf(request).plan],
     timeWindow: config.rateLimitWindowMs,
-    skipOnError: false, // Redis down means 503, never unlimited
-    errorResponseBuilder: (request, context) => new RateLimitedError(
-      `rate limit of ${context.max} requests per ${config.rateLimitWindowMs / 1000} s exceeded for this API key (${keyOf(request).plan} plan); retry in ${Math.ceil(context.ttl / 1000)} s`,
-      Math.ceil(context.ttl / 1000))
+    skipOnError: false // Redis down means 503, never unlimited
+  })
+  const limit = fastify.createRateLimit()
+  const revalidations = new RevalidationBound(config.revalidationsPerSecond)
+  // A refused key cannot be admitted before its reset (only time lowers a count), so this
+  // instance refuses it until then without asking Redis: a key hammering past its limit costs
+  // Redis nothing.
+  const refusedUntil = new LRUCache<string, number>({ max: 10_000, ttl: config.rateLimitWindowMs })
+
+  function rateHeaders (reply: FastifyReply, max: number, remaining: number, resetSeconds: number): void {
+    reply.header('x-ratelimit-limit', max).header('x-ratelimit-remaining', remaining).header('x-ratelimit-reset', resetSeconds)
+  }
+
+  function refuse (reply: FastifyReply, key: AuthenticatedKey, max: number, ttlMs: number): never {
+    const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
+    rateHeaders(reply, max, 0, seconds)
+    throw new RateLimitedError(
+      `rate limit of ${max} requests per ${config.rateLimitWindowMs / 1000} s exceeded for this API key (${key.plan} plan); retry in ${seconds} s`,
+      seconds)
+  }
+
+  fastify.decorateRequest('dataVersion', undefined)
+
+  fastify.decorate('admit', async function admit (request: FastifyRequest, reply: FastifyReply) {
+    const key = keyOf(request)
+    const until = refusedUntil.get(key.id)
+    if (until !== undefined && until > Date.now()) refuse(reply, key, config.planLimits[key.plan], until - Date.now())
+
+    const guildId = (request.params as { guild_id?: string }).guild_id
+    // Issued now, beside the limiter's script: one round trip for both.
+    const version = guildId === key.guildId ? leaderboard.version(guildId) : undefined
+    version?.catch(() => {}) // awaited below; a failure is the limiter's to report first
+
+    const ifNoneMatch = request.headers['if-none-match']
+    if (version !== undefined && ifNoneMatch !== undefined && revalidations.take(key.id)) {
+      const [current, peek] = await Promise.all([version, limit(request, { increment: false })])
+      request.dataVersion = current
+      const tag = matchingTag(ifNoneMatch, entityTag(current, request.routeOptions.config.etagPerDay === true ? redisClock.now() : undefined))
+      if (tag !== null && !peek.isAllowed) {
+        rateHeaders(reply, peek.max, peek.remaining, peek.ttlInSeconds)
+        return await reply.code(304).header('etag', tag).header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding').send()
+      }
+    }
+
+    const [result, current] = await Promise.all([limit(request), version])
+    request.dataVersion = current
+    if (result.isAllowed) return
+    if (result.isExceeded) {
+      refusedUntil.set(key.id, Date.now() + result.ttl)
+      refuse(reply, key, result.max, result.ttl)
+    }
+    rateHeaders(reply, result.max, result.remaining, result.ttlInSeconds)
   })
 }, { name: 'rate-limit', dependencies: ['redis', 'auth'] })

@@ -3,12 +3,15 @@ import fp from 'fastify-plugin'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { createRedis, type RedisClient } from '../redis/client.js'
-import { KeyBuilder } from '../redis/keys.js'
+import { KeyBuilder, SCHEMA_VERSION } from '../redis/keys.js'
+import { migrate } from '../redis/migrate.js'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { ApiKeyStore } from '../api-keys/api-keys.js'
 import { SlidingWindow } from '../rate-limit/sliding-window.js'
+import { RedisClock } from '../redis/clock.js'
 
 const STARTUP_WAIT_MS = 5000
+const MIGRATION_TIMEOUT_MS = 120_000
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,6 +20,8 @@ declare module 'fastify' {
     leaderboard: LeaderboardReader
     apiKeys: ApiKeyStore
     slidingWindow: SlidingWindow
+    /** Redis's clock, estimated locally from the limiter's replies. */
+    redisClock: RedisClock
     /** Resolves when Redis answers, within the command timeout; rejects otherwise. */
     checkRedis: () => Promise<void>
   }
@@ -24,8 +29,9 @@ declare module 'fastify' {
 
 export default fp(async function redisPlugin (fastify: FastifyInstance) {
   const { config } = fastify
-  if (config.redisUrl === undefined) throw new Error('redisUrl is required to build the app')
-  const redis = createRedis({ url: config.redisUrl, cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs })
+  const { redisUrl } = config
+  if (redisUrl === undefined) throw new Error('redisUrl is required to build the app')
+  const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs })
   // ioredis reports every failed reconnection attempt; log the transitions, not the retries.
   let healthy = true
   redis.on('error', (err: Error) => {
@@ -46,10 +52,30 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   if (!ready) fastify.log.warn(`redis not ready after ${STARTUP_WAIT_MS} ms; serving 503 until it is`)
 
   const keys = new KeyBuilder(config.redisPrefix)
+  // Data written by an older release is moved to this one's layout before anything is served
+  // (or as soon as Redis is reachable, if it is not yet).
+  const migrateNow = async (): Promise<void> => {
+    if (await redis.get(keys.schema) === String(SCHEMA_VERSION)) return
+    // A server's move is one script that may run past the API's command timeout.
+    const admin = createRedis({ url: redisUrl, cluster: config.redisCluster, commandTimeoutMs: MIGRATION_TIMEOUT_MS, offlineQueue: true })
+    try {
+      const result = await migrate(admin, keys)
+      if (result.from !== result.to) fastify.log.info(result, 'redis data migrated to the current schema')
+    } finally {
+      admin.disconnect()
+    }
+  }
+  if (ready) {
+    await migrateNow()
+  } else {
+    redis.once('ready', () => { migrateNow().catch((err: Error) => { fastify.log.error({ err }, 'redis data migration failed') }) })
+  }
   fastify.decorate<RedisClient>('redisClient', redis)
   fastify.decorate('keys', keys)
   fastify.decorate('leaderboard', new LeaderboardReader(redis, keys))
   fastify.decorate('apiKeys', new ApiKeyStore(redis, keys))
-  fastify.decorate('slidingWindow', new SlidingWindow(redis))
+  const clock = new RedisClock()
+  fastify.decorate('redisClock', clock)
+  fastify.decorate('slidingWindow', new SlidingWindow(redis, clock))
   fastify.decorate('checkRedis', async () => { await redis.ping() })
 }, { name: 'redis', dependencies: ['config'] })

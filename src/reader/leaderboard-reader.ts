@@ -1,8 +1,11 @@
 // The read path the API serves: each read is one Lua script, so a page, a rank or the
-// aggregates are consistent with the curve they are shown under, in one round trip. The shapes
-// are the response schemas' (src/schemas), so what is read is what is served.
+// aggregates are consistent with the curve they are shown under and with the server's data
+// version they were read at, in one round trip. Scripts return raw replies; board members and
+// records are decoded here, outside Redis. The shapes are the response schemas' (src/schemas).
 import type { RedisClient } from '../redis/client.js'
-import { boardMember, type KeyBuilder } from '../redis/keys.js'
+import { boardMember, type KeyBuilder, userIdFromBoardMember } from '../redis/keys.js'
+import { parseRecord, usernameOfRecord } from '../redis/records.js'
+import { defineCommands } from '../redis/scripts.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelForXp } from '../levels/curves.js'
 import { MemberNotFoundError } from '../errors.js'
 import { formatMultiplier } from '../validation.js'
@@ -19,15 +22,18 @@ export type LeaderboardPage = Static<typeof LeaderboardResponse>
 export type MemberRecord = Static<typeof MemberRecordSchema>
 export type GuildStats = Static<typeof GuildStatsSchema>
 
+/** A read with the server's data version it was made at ("0": the server has never been written). */
+export interface Versioned<T> {
+  version: string
+  /** Redis's clock at the read, Unix ms, where the result depends on the day. */
+  nowMs?: number
+  value: T
+}
+
 type Reply = string | number | null
 
 function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
-}
-
-/** A member that was never given a name is shown under its id. */
-function usernameOf (value: Reply | undefined, userId: string): string {
-  return typeof value === 'string' && value !== '' ? value : userId
 }
 
 /** round(sum / count), halves up, in exact integer arithmetic. */
@@ -41,54 +47,83 @@ export class LeaderboardReader {
   readonly keys: KeyBuilder
 
   constructor (redis: RedisClient, keys: KeyBuilder) {
+    defineCommands(redis)
     this.redis = redis
     this.keys = keys
   }
 
   /** Ranks (page-1)*limit+1 .. page*limit; a page past the end has no data but the real total. */
   async page (guildId: string, page: number, limit: number): Promise<LeaderboardPage> {
+    return (await this.readPage(guildId, page, limit)).value
+  }
+
+  async readPage (guildId: string, page: number, limit: number): Promise<Versioned<LeaderboardPage>> {
     const k = this.keys.guild(guildId)
     const start = (page - 1) * limit
-    const reply = await this.redis.leaderboardPage(k.board, k.names, k.settings, start, start + limit - 1)
-    const curve = curveOf(reply[1])
-    const data: LeaderboardEntry[] = []
-    for (let i = 2; i + 2 < reply.length; i += 3) {
-      const userId = String(reply[i])
-      const xp = Number(reply[i + 1])
-      data.push({ rank: start + data.length + 1, user_id: userId, username: usernameOf(reply[i + 2], userId), level: levelForXp(curve, xp), xp })
+    const [version, total, curveReply, members, xps, records] =
+      await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + limit - 1)
+    const curve = curveOf(curveReply)
+    const data: LeaderboardEntry[] = new Array(members.length)
+    for (let i = 0; i < members.length; i++) {
+      const userId = userIdFromBoardMember(members[i] as string)
+      const xp = Number(xps[i])
+      data[i] = { rank: start + i + 1, user_id: userId, username: usernameOfRecord(records[i]) ?? userId, level: levelForXp(curve, xp), xp }
     }
-    return { data, total: Number(reply[0]), page }
+    return { version: version ?? '0', value: { data, total: Number(total), page } }
   }
 
   async member (guildId: string, userId: string): Promise<MemberRecord> {
+    const { value } = await this.readMember(guildId, userId)
+    if (value === null) throw new MemberNotFoundError(guildId, userId)
+    return value
+  }
+
+  /** The member's record, or null (with the version and time all the same) for a non-member. */
+  async readMember (guildId: string, userId: string): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
-    const reply = await this.redis.member(k.board, k.names, k.streaks, k.claims, k.settings, boardMember(userId), userId)
-    if (reply === null) throw new MemberNotFoundError(guildId, userId)
-    const [xpReply, rank, username, streak, lastClaim, curve, now] = reply
+    const [version, nowMs, xpReply, rank, record, curve] =
+      await this.redis.member(k.board, k.members, k.settings, k.version, boardMember(userId))
+    if (xpReply === null) return { version: version ?? '0', nowMs, value: null }
     const xp = Number(xpReply)
-    const claimedAt = lastClaim === null || lastClaim === undefined ? null : Number(lastClaim)
+    const { streak, lastClaim, username } = parseRecord(record)
     return {
-      user_id: userId,
-      username: usernameOf(username, userId),
-      level: levelForXp(curveOf(curve), xp),
-      xp,
-      rank: Number(rank) + 1,
-      daily_streak: currentStreak(Number(streak ?? 0), claimedAt, Number(now)),
-      last_daily_claim: claimedAt === null ? null : new Date(claimedAt).toISOString()
+      version: version ?? '0',
+      nowMs,
+      value: {
+        user_id: userId,
+        username: username ?? userId,
+        level: levelForXp(curveOf(curve), xp),
+        xp,
+        rank: Number(rank) + 1,
+        daily_streak: currentStreak(streak, lastClaim, nowMs),
+        last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString()
+      }
     }
   }
 
   async stats (guildId: string): Promise<GuildStats> {
+    return (await this.readStats(guildId)).value
+  }
+
+  async readStats (guildId: string): Promise<Versioned<GuildStats>> {
     const k = this.keys.guild(guildId)
-    const [curve, hundredths, xpTotal, membersWithXp, levelSum] =
-      await this.redis.guildStats(k.stats, k.settings, DEFAULT_CURVE)
+    const [version, curve, hundredths, xpTotal, membersWithXp, levelSum] =
+      await this.redis.guildStats(k.stats, k.settings, k.version, DEFAULT_CURVE)
     return {
-      total_members: Number(membersWithXp ?? 0),
-      total_xp: Number(xpTotal ?? 0),
-      average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
-      xp_curve: curveOf(curve),
-      xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS))
+      version: version === null || version === undefined ? '0' : String(version),
+      value: {
+        total_members: Number(membersWithXp ?? 0),
+        total_xp: Number(xpTotal ?? 0),
+        average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
+        xp_curve: curveOf(curve),
+        xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS))
+      }
     }
+  }
+
+  /** The server's data version alone: what a cached read or an ETag is checked against. */
+  async version (guildId: string): Promise<string> {
+    return await this.redis.get(this.keys.guild(guildId).version) ?? '0'
   }
 }
 

@@ -7,19 +7,30 @@
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
   board: string
+  /** HASH: board member -> the member's record, "<daily streak>:<last claim ms>:<username>" (src/redis/records.ts). */
+  members: string
+  /** HASH: exact aggregates: xp_total, members_with_xp, level_sum:<curve> for every curve. */
+  stats: string
+  /** HASH: curve, multiplier_hundredths. */
+  settings: string
+  /** STRING: the server's data version, bumped by every write (ETags and response caches key on it). */
+  version: string
+  /** SET: ids of this server's API keys. */
+  apiKeys: string
+}
+
+/** Keys of schema 1 (before 2026-11), read only by the migration to schema 2. */
+export interface LegacyGuildKeys {
   /** HASH: user_id -> username. */
   names: string
   /** HASH: user_id -> current daily streak. */
   streaks: string
   /** HASH: user_id -> last daily claim, Unix milliseconds. */
   claims: string
-  /** HASH: exact aggregates (see `StatField`). */
-  stats: string
-  /** HASH: curve, multiplier_hundredths. */
-  settings: string
-  /** SET: ids of this server's API keys. */
-  apiKeys: string
 }
+
+/** The layout this code reads and writes; `KeyBuilder.schema` holds the one a Redis has. */
+export const SCHEMA_VERSION = 2
 
 export class KeyBuilder {
   readonly prefix: string
@@ -36,13 +47,40 @@ export class KeyBuilder {
     const base = `${this.prefix}:{${guildId}}`
     return {
       board: `${base}:board`,
-      names: `${base}:names`,
-      streaks: `${base}:streaks`,
-      claims: `${base}:claims`,
+      members: `${base}:members`,
       stats: `${base}:stats`,
       settings: `${base}:settings`,
+      version: `${base}:version`,
       apiKeys: `${base}:api-keys`
     }
+  }
+
+  legacyGuild (guildId: string): LegacyGuildKeys {
+    const base = `${this.prefix}:{${guildId}}`
+    return { names: `${base}:names`, streaks: `${base}:streaks`, claims: `${base}:claims` }
+  }
+
+  /** The pattern that finds every server's board with SCAN (the migration walks servers by it). */
+  get boardPattern (): string {
+    return `${this.prefix}:{*}:board`
+  }
+
+  /** The guild id in a board key found by `boardPattern`, or null. */
+  guildOfBoard (key: string): string | null {
+    const head = `${this.prefix}:{`
+    const tail = '}:board'
+    const id = key.startsWith(head) && key.endsWith(tail) ? key.slice(head.length, -tail.length) : ''
+    return /^[1-9][0-9]{0,19}$/.test(id) ? id : null
+  }
+
+  /** STRING: the schema version of the data under this prefix. */
+  get schema (): string {
+    return `${this.prefix}:schema`
+  }
+
+  /** HASH: operation id -> reply of the writes applied in one time bucket (src/writer/operations.ts), with a TTL. */
+  operations (guildId: string, bucket: number): string {
+    return `${this.prefix}:{${guildId}}:ops:${bucket}`
   }
 
   /** HASH: one API key's record (hash of the key, guild, plan, dates). */
@@ -68,18 +106,22 @@ const ID_WIDTH = 20
  * scores by member descending; the contract wants ties by user_id ascending as numbers. So the
  * member is the user_id zero-padded to 20 digits and then nine's-complemented digit by digit
  * (`"99"` -> `"99999999999999999900"`): descending order of the complement is ascending order
- * of the id. `src/redis/commands/includes/ids.lua` holds the inverse for scripts.
+ * of the id. Scripts never decode it: readers turn it back into the id here, outside Redis.
  */
 export function boardMember (userId: string): string {
-  return complement(userId.padStart(ID_WIDTH, '0'))
+  return complement(userId.padStart(ID_WIDTH, '0'), 0)
 }
 
 export function userIdFromBoardMember (member: string): string {
-  return complement(member).replace(/^0+(?=\d)/, '')
+  let first = 0 // skip the complemented padding ('9' stands for '0'), keeping at least one digit
+  while (first < member.length - 1 && member.charCodeAt(first) === 57) first++
+  return complement(member, first)
 }
 
-function complement (digits: string): string {
+const NINES = ['9', '8', '7', '6', '5', '4', '3', '2', '1', '0']
+
+function complement (digits: string, from: number): string {
   let out = ''
-  for (let i = 0; i < digits.length; i++) out += String(57 - digits.charCodeAt(i))
+  for (let i = from; i < digits.length; i++) out += NINES[digits.charCodeAt(i) - 48] ?? ''
   return out
 }

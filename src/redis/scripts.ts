@@ -1,7 +1,7 @@
 // Loads every Lua script under ./commands once and registers it on a client with defineCommand.
 // A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a line
 // `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once).
-// The commands' TypeScript signatures are declared in ./commands.d.ts.
+// The commands' TypeScript signatures are declared beside the client, in ./client.ts.
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
@@ -25,7 +25,7 @@ function resolveIncludes (source: string, seen: Set<string>): string {
 }
 
 function loadScripts (): ScriptDefinition[] {
-  return readdirSync(COMMANDS_DIR)
+  const loaded = readdirSync(COMMANDS_DIR)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => {
       const match = /^([a-z-]+)-(\d+)\.lua$/.exec(file)
@@ -37,6 +37,10 @@ function loadScripts (): ScriptDefinition[] {
         lua: resolveIncludes(readFileSync(join(COMMANDS_DIR, file), 'utf8'), new Set())
       }
     })
+  const names = loaded.map((s) => s.name)
+  const twice = names.find((name, i) => names.indexOf(name) !== i)
+  if (twice !== undefined) throw new Error(`two Lua scripts in ${COMMANDS_DIR} define the command ${twice}`)
+  return loaded
 }
 
 let cached: ScriptDefinition[] | undefined

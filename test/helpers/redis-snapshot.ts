@@ -30,3 +30,13 @@ export async function snapshot (redis: Redis, match = '*'): Promise<Snapshot> {
   })
   return out
 }
+
+/**
+ * `snapshot` without the writers' operation replies (the `…:ops:<bucket>` hashes of
+ * src/writer/operations.ts): a write refused inside Redis keeps its reply there, so that a resend
+ * is answered the same, but changes none of the server's data, which is what this compares.
+ */
+export async function dataSnapshot (redis: Redis, match = '*'): Promise<Snapshot> {
+  const all = await snapshot(redis, match)
+  return Object.fromEntries(Object.entries(all).filter(([key]) => !/:ops:\d+$/.test(key)))
+}

@@ -6,15 +6,21 @@
   cover at most window + width, which is the price of bounded memory (one field per slice).
   Refused requests are not counted.
 
-  KEYS[1] HASH slice index -> requests admitted in that slice
+  The hash also keeps the running count of its slices (field `n`) and the oldest slice it holds
+  (`lo`), so an admitted request reads two fields and writes two: the slices themselves are read
+  only when the oldest one has left the window (once per slice width at most) and on a refusal.
+
+  KEYS[1] HASH slice index -> requests admitted in that slice; `n` and `lo` as above
 
   ARGV[1] limit    requests admitted per window
   ARGV[2] window   window length, ms
   ARGV[3] buckets  slices per window
+  ARGV[4] '1' to peek: say what a request would get, counting nothing and writing nothing
 
-  Returns { admitted (1|0), count (including this request if admitted), reset_ms } where
+  Returns { admitted (1|0), count (including this request if admitted), reset_ms, now_ms } where
   reset_ms is, when admitted, the time until the oldest counted slice leaves (the count falls),
-  and when refused, the time until enough slices leave for one more request to be admitted.
+  and when refused, the time until enough slices leave for one more request to be admitted;
+  now_ms is Redis's clock.
 ]]
 --- @include "clock"
 
@@ -25,41 +31,69 @@ local width = math.ceil(window / buckets)     -- ms per slice
 local now = now_ms()
 local current = math.floor(now / width)       -- the slice `now` falls in
 local oldest = current - buckets              -- the oldest slice still counted
+local peek = ARGV[4] == '1'
 
-local live = {}                               -- { slice, count } still counted, any order
-local stale = {}                              -- fields of slices that no longer count
-local count = 0                               -- requests in the live slices
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  local slice = tonumber(fields[i])
-  if slice < oldest then
-    stale[#stale + 1] = fields[i]
-  else
-    local n = tonumber(fields[i + 1])
-    live[#live + 1] = { slice, n }
-    count = count + n
+-- All live slices as { slice, count }, oldest first, dropping the ones that left the window
+-- (unless peeking).
+local function live_slices ()
+  local live, stale, count = {}, {}, 0
+  local fields = redis.call('HGETALL', KEYS[1])
+  for i = 1, #fields, 2 do
+    local slice = tonumber(fields[i])
+    if slice then                             -- skip `n` and `lo`
+      if slice < oldest then
+        stale[#stale + 1] = fields[i]
+      else
+        live[#live + 1] = { slice, tonumber(fields[i + 1]) }
+        count = count + live[#live][2]
+      end
+    end
   end
+  table.sort(live, function (a, b) return a[1] < b[1] end)
+  if #stale > 0 and not peek then
+    redis.call('HDEL', KEYS[1], unpack(stale))
+    if #live > 0 then
+      redis.call('HSET', KEYS[1], 'n', count, 'lo', live[1][1])
+    else
+      redis.call('HDEL', KEYS[1], 'n', 'lo')
+    end
+  end
+  return live, count
 end
-if #stale > 0 then redis.call('HDEL', KEYS[1], unpack(stale)) end
 
-local admitted = count < limit
-if admitted then
-  redis.call('HINCRBY', KEYS[1], current, 1)
-  redis.call('PEXPIRE', KEYS[1], (buckets + 1) * width)
-  live[#live + 1] = { current, 1 }
-  count = count + 1
+local meta = redis.call('HMGET', KEYS[1], 'n', 'lo')
+local count = tonumber(meta[1]) or 0          -- requests in the live slices
+local lo = tonumber(meta[2])                  -- the oldest slice held, nil when none
+local live
+if lo and lo < oldest then
+  live, count = live_slices()
+  lo = live[1] and live[1][1]
 end
 
--- A slice stops counting when `current` passes slice + buckets.
-table.sort(live, function (a, b) return a[1] < b[1] end)
-local must_leave = admitted and 1 or (count - limit + 1)  -- requests that must leave the window
+if count < limit then
+  if peek then
+    return { 1, count, lo and (lo + buckets + 1) * width - now or 0, now }
+  end
+  if redis.call('HINCRBY', KEYS[1], current, 1) == 1 then
+    redis.call('PEXPIRE', KEYS[1], (buckets + 1) * width)
+    if not lo then
+      lo = current
+      redis.call('HSET', KEYS[1], 'lo', lo)
+    end
+  end
+  redis.call('HINCRBY', KEYS[1], 'n', 1)
+  -- A slice stops counting when `current` passes slice + buckets.
+  return { 1, count + 1, (lo + buckets + 1) * width - now, now }
+end
+
+-- Refused: find when enough requests leave for one more to be admitted.
+if not live then live, count = live_slices() end
+local must_leave = count - limit + 1
 local leaving = 0
-local reset = 0
 for _, entry in ipairs(live) do
   leaving = leaving + entry[2]
   if leaving >= must_leave then
-    reset = (entry[1] + buckets + 1) * width - now
-    break
+    return { 0, count, (entry[1] + buckets + 1) * width - now, now }
   end
 end
-return { admitted and 1 or 0, count, reset }
+return { 0, count, width, now }

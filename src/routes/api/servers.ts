@@ -1,14 +1,18 @@
-// GET /servers/{guild_id}/leaderboard, /members/{user_id} and /stats.
+// GET /servers/{guild_id}/leaderboard, /members/{user_id} and /stats. Each handler names its
+// response in the cache and the read that makes it; src/plugins/reads.ts does the rest.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { LIMIT_DEFAULT, LeaderboardQuery, leaderboardResponses } from '../../schemas/leaderboard.js'
 import { memberResponses } from '../../schemas/member.js'
 import { statsResponses } from '../../schemas/stats.js'
 import { plainIntegers } from '../../schemas/messages.js'
+import { MemberNotFoundError } from '../../errors.js'
 
 const security = [{ apiKey: [] }]
 
 const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { leaderboard } = fastify
+
   fastify.get('/servers/:guild_id/leaderboard', {
     schema: {
       tags: ['leaderboard'],
@@ -18,11 +22,14 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: LeaderboardQuery,
       response: leaderboardResponses
     },
-    preValidation: plainIntegers(['limit', 'page'])
-  }, async (request) => {
+    preValidation: plainIntegers(['limit', 'page']),
+    compress: false // serveRead sends compressed bodies from its cache
+  }, async (request, reply) => {
+    const { guild_id: guildId } = request.params
     // Validation has filled in the defaults; the fallbacks only satisfy the type.
     const { page = 1, limit = LIMIT_DEFAULT } = request.query
-    return await fastify.leaderboard.page(request.params.guild_id, page, limit)
+    return await fastify.serveRead(request, reply, `${guildId} leaderboard ${page} ${limit}`,
+      async () => await leaderboard.readPage(guildId, page, limit))
   })
 
   fastify.get('/servers/:guild_id/members/:user_id', {
@@ -32,9 +39,16 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security,
       params: MemberParams,
       response: memberResponses
-    }
-  }, async (request) => {
-    return await fastify.leaderboard.member(request.params.guild_id, request.params.user_id)
+    },
+    config: { etagPerDay: true },
+    compress: false
+  }, async (request, reply) => {
+    const { guild_id: guildId, user_id: userId } = request.params
+    return await fastify.serveRead(request, reply, `${guildId} member ${userId}`, async () => {
+      const read = await leaderboard.readMember(guildId, userId)
+      if (read.value === null) throw new MemberNotFoundError(guildId, userId)
+      return read
+    })
   })
 
   fastify.get('/servers/:guild_id/stats', {
@@ -44,9 +58,11 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security,
       params: GuildParams,
       response: statsResponses
-    }
-  }, async (request) => {
-    return await fastify.leaderboard.stats(request.params.guild_id)
+    },
+    compress: false
+  }, async (request, reply) => {
+    const { guild_id: guildId } = request.params
+    return await fastify.serveRead(request, reply, `${guildId} stats`, async () => await leaderboard.readStats(guildId))
   })
 }
 

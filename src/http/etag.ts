@@ -1,0 +1,41 @@
+// Entity tags for the read endpoints. A tag is made of the server's data version (bumped by
+// every write), the response format (this release and its Redis schema) and, for bodies that
+// depend on the UTC day, the day: so it changes whenever the body could, is the same on every
+// instance, and can be checked against the data version alone, without reading the data.
+// A compressed body's tag carries its encoding (`-br`, `-gzip`), as a strong tag must; a
+// client's tag matches whatever encoding it was sent in.
+import { createHash } from 'node:crypto'
+import { packageInfo } from '../package-info.js'
+import { SCHEMA_VERSION } from '../redis/keys.js'
+
+const FORMAT = createHash('sha256').update(`${packageInfo.version}:${SCHEMA_VERSION}`).digest('base64url').slice(0, 6)
+const DAY_MS = 86_400_000
+
+export type ContentEncoding = 'br' | 'gzip' | 'identity'
+
+/** The tag of a body read at `version` (and on the UTC day of `nowMs`, when it depends on it), unquoted. */
+export function entityTag (version: string, nowMs?: number): string {
+  return nowMs === undefined ? `${version}-${FORMAT}` : `${version}-${FORMAT}-${Math.floor(nowMs / DAY_MS)}`
+}
+
+/** The ETag header value of a body with `tag`, sent in `encoding`. */
+export function etagHeader (tag: string, encoding: ContentEncoding): string {
+  return encoding === 'identity' ? `"${tag}"` : `"${tag}-${encoding}"`
+}
+
+/**
+ * The entity tag in an If-None-Match header that matches `tag` by weak comparison (RFC 9110
+ * 13.1.2: `W/` ignored), in any encoding, as it appears in the header; null when none does.
+ */
+export function matchingTag (ifNoneMatch: string | undefined, tag: string): string | null {
+  if (ifNoneMatch === undefined) return null
+  for (const raw of ifNoneMatch.split(',')) {
+    const candidate = raw.trim()
+    if (candidate === '*') return `"${tag}"`
+    const opaque = candidate.startsWith('W/') ? candidate.slice(2) : candidate
+    if (opaque.length < 2 || !opaque.startsWith('"') || !opaque.endsWith('"')) continue
+    const value = opaque.slice(1, -1)
+    if (value === tag || value === `${tag}-br` || value === `${tag}-gzip`) return opaque
+  }
+  return null
+}
