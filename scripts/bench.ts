@@ -1,0 +1,281 @@
+// `npm run bench`: the service side by side with a bare Fastify route serving byte-identical
+// answers, in one run, with the Redis CPU each request costs beside its throughput.
+//
+//   npm run bench -- [--members N] [--scale] [--duration S] [--connections C] [--json FILE]
+//
+// It starts its own redis-server (AOF on, as deployed), seeds one server through the bulk write
+// path (timed: members/s), runs the built service (`node dist/server.js`, as users run it, at
+// LOG_LEVEL=info with its log discarded) and the bare server as child processes, and for each
+// endpoint runs autocannon against one and then the other, twice. Redis CPU per request is INFO cpu
+// (used_cpu_user_main_thread + used_cpu_sys_main_thread) after minus before a service run, over
+// the requests it answered. A second service runs with its response cache off, so every read
+// goes to Redis as it does right after a write (the "uncached" rows). On two cores the load
+// generator, the service and Redis share the machine: read ratios, not absolute figures.
+import autocannon from 'autocannon'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { get, type IncomingHttpHeaders } from 'node:http'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort, startLocalRedis } from '../src/demo/local-redis.js'
+import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { KeyBuilder } from '../src/redis/keys.js'
+import { ApiKeyStore } from '../src/api-keys/api-keys.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { seedGuild } from '../src/seed/seed-guild.js'
+import type { BareFixture } from './bench-bare-server.js'
+import { type Cleanups, runBenchmark } from './run-benchmark.js'
+
+const { values: args } = parseArgs({
+  options: {
+    members: { type: 'string' },
+    scale: { type: 'boolean', default: false },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    json: { type: 'string', default: 'bench-results.json' }
+  }
+})
+const MEMBERS = Number(args.members ?? (args.scale ? 1_000_000 : 100_000))
+const SECONDS = Number(args.duration)
+const CONNECTIONS = Number(args.connections)
+const GUILD = '200000000000000001'
+const ROUNDS = 2
+
+interface Endpoint {
+  label: string
+  path: string
+  headers?: Record<string, string>
+  /** The status every answer must have (a 304 for a revalidation). */
+  status?: number
+}
+
+interface Run {
+  rps: number
+  p50: number
+  p99: number
+  requests: number
+  bad: number
+}
+
+interface Row {
+  label: string
+  service: Run
+  bare: Run
+  ratio: number
+  redisUsPerRequest: number
+  uncached?: Run & { redisUsPerRequest: number }
+}
+
+const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+async function redisCpuUs (redis: RedisClient): Promise<number> {
+  const info = await redis.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
+  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+async function cannon (base: string, e: Endpoint, seconds: number): Promise<Run> {
+  const r = await autocannon({ url: base + e.path, connections: CONNECTIONS, duration: seconds, headers: e.headers ?? {} })
+  const good = (e.status ?? 200) === 200 ? r['2xx'] : r['3xx']
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    bad: r.requests.total - good + r.errors + r.timeouts
+  }
+}
+
+/** Runs of one endpoint taken together: mean throughput, the worse percentiles, all requests. */
+function combine (runs: Run[]): Run {
+  return {
+    rps: runs.reduce((sum, r) => sum + r.rps, 0) / runs.length,
+    p50: Math.max(...runs.map((r) => r.p50)),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    requests: runs.reduce((sum, r) => sum + r.requests, 0),
+    bad: runs.reduce((sum, r) => sum + r.bad, 0)
+  }
+}
+
+/** Starts a node child process and resolves once `url` answers 200. */
+async function startProcess (cleanups: Cleanups, argv: string[], env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  cleanups.push(async () => {
+    if (child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await Promise.race([exited, sleep(15_000)])
+    child.kill('SIGKILL')
+  })
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${argv.join(' ')} exited with ${child.exitCode}`)
+    const ok = await fetch(url).then((r) => r.ok, () => false)
+    if (ok) return child
+    await sleep(100)
+  }
+  throw new Error(`${url} did not answer in 30 s`)
+}
+
+async function main (cleanups: Cleanups): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-'))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  const server = await startLocalRedis({ dir }) // as the demo and compose run it: AOF, fsync every second
+  cleanups.push(server.stop)
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+  cleanups.push(async () => { redis.disconnect() })
+  const version = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? '?'
+  console.log(`cores: ${availableParallelism()}  node: ${process.version}  redis: ${version}  load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+
+  const keys = new KeyBuilder()
+  const writer = new LeaderboardWriter(redis, keys)
+  const seeded = await seedGuild(writer, { guildId: GUILD, members: MEMBERS, seed: 'bench' })
+  const seedRate = MEMBERS / (seeded.elapsedMs / 1000)
+  const memory = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? NaN)
+  const emptyMemory = await emptyRedisMemory(cleanups, dir)
+  const bytesPerMember = (memory - emptyMemory) / MEMBERS
+  console.log(`seeded ${fmt(MEMBERS)} members in ${fmt(seeded.elapsedMs)} ms: ${fmt(seedRate)} members/s; Redis memory ${fmt(bytesPerMember)} bytes per member`)
+
+  const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional', name: 'bench' })
+  const env = {
+    REDIS_URL: server.url,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 })
+  }
+  const servicePort = await freePort()
+  const serviceBase = `http://127.0.0.1:${servicePort}`
+  await startProcess(cleanups, ['dist/server.js'], { ...env, PORT: String(servicePort) }, `${serviceBase}/readyz`)
+  const uncachedPort = await freePort()
+  const uncachedBase = `http://127.0.0.1:${uncachedPort}`
+  await startProcess(cleanups, ['dist/server.js'], { ...env, PORT: String(uncachedPort), RESPONSE_CACHE_MB: '0' }, `${uncachedBase}/readyz`)
+
+  const api = `/api/v1/servers/${GUILD}`
+  const readPage = async (query: string): Promise<Array<{ user_id: string }>> => {
+    const response = await fetch(`${serviceBase}${api}/leaderboard?${query}`, { headers: { 'x-api-key': key } })
+    const body = await response.json() as { data?: Array<{ user_id: string }> }
+    if (response.status !== 200 || body.data === undefined) throw new Error(`the seeded board is not served: ${response.status} ${JSON.stringify(body)}`)
+    return body.data
+  }
+  const deepPage = Math.max(1, Math.floor(MEMBERS / 200))
+  const member = (await readPage(`limit=1&page=${Math.floor(MEMBERS / 2)}`))[0]?.user_id
+  if (member === undefined || (await readPage('limit=100')).length !== 100) throw new Error('the seeded board is not served')
+  const auth = { 'x-api-key': key }
+  const endpoints: Endpoint[] = [
+    { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, headers: auth },
+    { label: 'leaderboard limit=100', path: `${api}/leaderboard?limit=100`, headers: auth },
+    { label: `leaderboard limit=100 page=${deepPage}`, path: `${api}/leaderboard?limit=100&page=${deepPage}`, headers: auth },
+    { label: 'leaderboard limit=100 gzip', path: `${api}/leaderboard?limit=100`, headers: { ...auth, 'accept-encoding': 'gzip' } },
+    { label: 'member', path: `${api}/members/${member}`, headers: auth },
+    { label: 'stats', path: `${api}/stats`, headers: auth }
+  ]
+  const first = await fetch(serviceBase + (endpoints[0]?.path ?? ''), { headers: auth })
+  const etag = first.headers.get('etag')
+  if (etag !== null) {
+    endpoints.push({ label: '304 revalidation (limit=10)', path: endpoints[0]?.path ?? '', headers: { ...auth, 'if-none-match': etag }, status: 304 })
+  } else {
+    console.log('(the service sends no ETag: no revalidation row)')
+  }
+
+  // The bare server serves exactly what the service answered to each request.
+  const fixtures: BareFixture[] = []
+  for (const e of endpoints) {
+    const response = await rawGet(serviceBase + e.path, e.headers ?? {})
+    if (response.status !== (e.status ?? 200)) throw new Error(`${e.label} answered ${response.status}`)
+    const headers: Record<string, string> = {}
+    for (const name of ['content-type', 'content-encoding', 'etag', 'vary', 'cache-control']) {
+      const value = response.headers[name]
+      if (typeof value === 'string') headers[name] = value
+    }
+    const body = response.body
+    fixtures.push({ path: e.path, requestHeaders: e.headers ?? {}, status: response.status, headers, body: body.toString('base64') })
+  }
+  const fixturesFile = join(dir, 'fixtures.json')
+  writeFileSync(fixturesFile, JSON.stringify(fixtures))
+  const barePort = await freePort()
+  const bareBase = `http://127.0.0.1:${barePort}`
+  await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(barePort)], {}, `${bareBase}/ready`)
+
+  console.log(`service, uncached service and bare route up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
+  for (const base of [serviceBase, uncachedBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
+
+  const rows: Row[] = []
+  for (const e of endpoints) {
+    // Service and bare route take turns, twice, so that both see the same background load.
+    const serviceRuns: Run[] = []
+    const bareRuns: Run[] = []
+    let redisUs = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      const before = await redisCpuUs(redis)
+      serviceRuns.push(await cannon(serviceBase, e, SECONDS))
+      redisUs += await redisCpuUs(redis) - before
+      bareRuns.push(await cannon(bareBase, e, SECONDS))
+    }
+    const service = combine(serviceRuns)
+    const bare = combine(bareRuns)
+    const row: Row = { label: e.label, service, bare, ratio: service.rps / bare.rps, redisUsPerRequest: redisUs / service.requests }
+    if (e.status === undefined) {
+      const uncachedBefore = await redisCpuUs(redis)
+      const uncached = await cannon(uncachedBase, e, SECONDS)
+      row.uncached = { ...uncached, redisUsPerRequest: (await redisCpuUs(redis) - uncachedBefore) / uncached.requests }
+    }
+    rows.push(row)
+  }
+
+  console.log('| endpoint | service req/s | bare req/s | ratio | p50 / p99 ms | Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  for (const r of rows) {
+    const u = r.uncached
+    console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
+      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.rps / r.bare.rps, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.bare.bad + (u?.bad ?? 0)} |`)
+  }
+  const byLabel = (label: string): Row | undefined => rows.find((r) => r.label === label)
+  const top = byLabel('leaderboard limit=100')
+  const deep = byLabel(`leaderboard limit=100 page=${deepPage}`)
+  const one = byLabel('member')
+  const first10 = byLabel('leaderboard limit=10')
+  if (top?.uncached !== undefined && deep?.uncached !== undefined && one?.uncached !== undefined && first10?.uncached !== undefined) {
+    console.log(`\nuncached, deep page vs page 1 (limit=100): ${fmt(top.uncached.rps / deep.uncached.rps, 2)}x the time per request, ` +
+      `${fmt(deep.uncached.redisUsPerRequest / top.uncached.redisUsPerRequest, 2)}x the Redis CPU; member vs page 1 (limit=10): ` +
+      `${fmt(first10.uncached.rps / one.uncached.rps, 2)}x the time, ${fmt(one.uncached.redisUsPerRequest / first10.uncached.redisUsPerRequest, 2)}x the Redis CPU`)
+  }
+  writeFileSync(args.json, JSON.stringify({
+    date: new Date().toISOString(),
+    node: process.version,
+    redis: version,
+    members: MEMBERS,
+    seedMembersPerSecond: seedRate,
+    redisBytesPerMember: bytesPerMember,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    rows
+  }, null, 2))
+  console.log(`\nwritten to ${args.json}`)
+}
+
+/** A GET whose body comes as sent (fetch would decompress it). */
+async function rawGet (url: string, headers: Record<string, string>): Promise<{ status: number, headers: IncomingHttpHeaders, body: Buffer }> {
+  return await new Promise((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }) })
+      response.on('error', reject)
+    }).on('error', reject)
+  })
+}
+
+/** used_memory of a Redis with nothing in it, started the same way, for the bytes-per-member figure. */
+async function emptyRedisMemory (cleanups: Cleanups, dir: string): Promise<number> {
+  const empty = await startLocalRedis({ dir: join(dir, 'empty') })
+  const client = createRedis({ url: empty.url, offlineQueue: true })
+  try {
+    return Number(/^used_memory:(\d+)/m.exec(await client.info('memory'))?.[1] ?? NaN)
+  } finally {
+    client.disconnect()
+    await empty.stop()
+  }
+}
+
+await runBenchmark(main)
