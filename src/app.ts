@@ -13,6 +13,7 @@ import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
+import { trustProxyOption } from './http/client-address.js'
 
 export interface AppOptions {
   config: Config
@@ -33,7 +34,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     // Honour a caller's request id when it is sane, so logs can be joined across services.
     requestIdHeader: 'x-request-id',
     genReqId: (req) => {
