@@ -62,3 +62,12 @@ export class RateLimitedError extends LeaderboardError {
     this.retryAfterSeconds = retryAfterSeconds
   }
 }
+
+/** Redis cannot serve now (down, too slow, or refusing: OOM, BUSY…), or the instance is closing. */
+export class ServiceUnavailableError extends LeaderboardError {
+  readonly retryAfterSeconds: number
+  constructor (message: string, retryAfterSeconds: number) {
+    super('service_unavailable', message)
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}

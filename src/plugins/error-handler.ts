@@ -3,8 +3,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_CODES } from 'node:http'
-import { LeaderboardError, RateLimitedError } from '../errors.js'
-import { isRedisUnavailable } from '../redis/errors.js'
+import { LeaderboardError, RateLimitedError, ServiceUnavailableError } from '../errors.js'
+import { redisUnavailability } from '../redis/errors.js'
 import { validationMessage } from '../schemas/messages.js'
 
 const STATUS_BY_CODE: Record<string, number> = {
@@ -32,15 +32,18 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     if (error.validation !== undefined) {
       return sendError(reply, 'invalid_parameter', validationMessage(error, request))
     }
-    if (error instanceof RateLimitedError) {
+    if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError) {
       reply.header('retry-after', error.retryAfterSeconds)
     }
     if (error instanceof LeaderboardError && error.code in STATUS_BY_CODE) {
       return sendError(reply, error.code, error.message)
     }
-    if (isRedisUnavailable(error, fastify.redisClient)) {
-      request.log.warn({ err: { message: error.message } }, 'redis unavailable')
-      return sendError(reply, 'service_unavailable', 'the data store is unavailable; retry shortly')
+    const unavailable = redisUnavailability(error, fastify.redisClient)
+    if (unavailable !== null) {
+      // Counted, not logged: the outage log (redis/health.ts) reports failures by the interval.
+      fastify.redisHealth.failed(unavailable, { request: true })
+      reply.header('retry-after', unavailable.retryAfterSeconds)
+      return sendError(reply, 'service_unavailable', `the data store cannot serve now; retry in ${unavailable.retryAfterSeconds} s`)
     }
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {

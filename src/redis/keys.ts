@@ -64,6 +64,11 @@ export class KeyBuilder {
     if (!isClientAddress(address)) throw new Error(`not a normalized client address: ${JSON.stringify(address)}`)
     return `${this.prefix}:{a:${address}}:auth-failures`
   }
+
+  /** STRING: what readiness probes write (a write, so that OOM or a read-only replica shows). */
+  readinessProbe (): string {
+    return `${this.prefix}:readiness-probe`
+  }
 }
 
 const ID_WIDTH = 20

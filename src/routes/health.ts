@@ -1,7 +1,10 @@
-// Liveness (no Redis) and readiness (Redis answers) for orchestrators; no authentication.
+// Liveness (no Redis) and readiness for orchestrators; no authentication. Readiness is 503
+// whenever API requests would be: while Redis cannot serve them (a write probe, see
+// redis/health.ts, since OOM refuses writes and answers PING).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ErrorResponse } from '../schemas/common.js'
+import { ServiceUnavailableError } from '../errors.js'
 
 const Status = Type.Object({ status: Type.Literal('ok') }, { description: 'Healthy' })
 
@@ -11,9 +14,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {
-    schema: { tags: ['service'], summary: 'Readiness: Redis answers', response: { 200: Status, 503: ErrorResponse } }
+    schema: { tags: ['service'], summary: 'Readiness: Redis serves', response: { 200: Status, 503: ErrorResponse } }
   }, async () => {
-    await fastify.checkRedis()
+    const { redisHealth } = fastify
+    const serves = redisHealth.outage === null && await redisHealth.check()
+    if (!serves) throw new ServiceUnavailableError('the data store cannot serve now', redisHealth.outage?.retryAfterSeconds ?? 1)
     return { status: 'ok' as const }
   })
 }
