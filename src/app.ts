@@ -11,9 +11,11 @@ import redisPlugin from './plugins/redis.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
+import securityHeadersPlugin from './plugins/security-headers.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
+import { httpServerOptions } from './http/server-options.js'
 
 export interface AppOptions {
   config: Config
@@ -23,6 +25,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(configPlugin, { config: opts.config })
   await fastify.register(redisPlugin)
   await fastify.register(errorHandler)
+  await fastify.register(securityHeadersPlugin)
   await fastify.register(authPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(healthRoutes)
@@ -35,8 +38,10 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     trustProxy: trustProxyOption(config.trustProxy),
-    // Honour a caller's request id when it is sane, so logs can be joined across services.
-    requestIdHeader: 'x-request-id',
+    ...httpServerOptions(config),
+    // Honour a caller's request id when it is sane, so logs can be joined across services:
+    // genReqId alone decides (a requestIdHeader would make Fastify take any value verbatim).
+    requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()

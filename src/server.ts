@@ -25,13 +25,8 @@ const localRedis = config.redisUrl === undefined
   : undefined
 if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
 
-const app = buildApp(config, {
-  connectionTimeout: 10_000, // a client that sends nothing is dropped
-  requestTimeout: 10_000,
-  keepAliveTimeout: 75_000, // above common load balancers' 60 s idle timeout
-  forceCloseConnections: 'idle',
-  return503OnClosing: true
-})
+// Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
+const app = buildApp(config)
 
 closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
   if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')

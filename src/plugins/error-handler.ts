@@ -7,16 +7,29 @@ import { LeaderboardError, RateLimitedError, ServiceUnavailableError } from '../
 import { redisUnavailability } from '../redis/errors.js'
 import { validationMessage } from '../schemas/messages.js'
 
-const STATUS_BY_CODE: Record<string, number> = {
+export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  bad_request: 400,
   invalid_parameter: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   forbidden: 403,
   member_not_found: 404,
   not_found: 404,
+  request_timeout: 408,
+  payload_too_large: 413,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503
+}
+
+/** The contract's code for an HTTP-layer status Fastify or Node raised. */
+const CODE_BY_STATUS: Readonly<Record<number, string>> = {
+  404: 'not_found',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  431: 'headers_too_large',
+  503: 'service_unavailable'
 }
 
 /** Sends the contract's error body for `code`. */
@@ -47,8 +60,8 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     }
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
-      // Fastify's own client errors (malformed URL, unsupported body…).
-      return sendError(reply, status === 404 ? 'not_found' : 'invalid_parameter', error.message)
+      // Fastify's own client errors (malformed URL, body too large, unsupported body…).
+      return sendError(reply, CODE_BY_STATUS[status] ?? 'invalid_parameter', error.message)
     }
     request.log.error({ err: error }, 'unexpected error')
     return sendError(reply, 'internal_error', 'an unexpected error occurred')
