@@ -11,6 +11,7 @@ import redisPlugin from './plugins/redis.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
+import lifecyclePlugin from './plugins/lifecycle.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
@@ -26,6 +27,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(redisPlugin)
   await fastify.register(errorHandler)
   await fastify.register(securityHeadersPlugin)
+  await fastify.register(lifecyclePlugin)
   await fastify.register(authPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(healthRoutes)

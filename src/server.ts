@@ -1,7 +1,9 @@
-// The process around the app: configuration from the environment, the logger, timeouts,
-// listen, and a graceful close on signals. Without REDIS_URL it is the newcomer's demo: it
-// runs a local redis-server (data in ./.data), seeds a demo server and prints a key.
+// The process around the app: configuration from the environment, listen, and a graceful
+// shutdown on signals (drain, then close; see plugins/lifecycle.ts). Without REDIS_URL it is
+// the newcomer's demo: it runs a local redis-server (data in ./.data), seeds a demo server and
+// prints a key.
 import closeWithGrace from 'close-with-grace'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { startLocalRedis } from './demo/local-redis.js'
@@ -28,9 +30,26 @@ if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
 // Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
 const app = buildApp(config)
 
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
-  else app.log.info({ signal }, 'closing')
+/**
+ * After the drain, how long requests in flight get to finish before the process gives up and
+ * exits 1. Requests are bounded by REDIS_COMMAND_TIMEOUT_MS, so this is ample; with the
+ * default drain of 5 s the exit comes well within Docker's 10 s stop grace.
+ */
+const CLOSE_GRACE_MS = 4000
+
+closeWithGrace({
+  delay: config.shutdownDrainMs + CLOSE_GRACE_MS,
+  logger: { error: (message: unknown) => { app.log.error(message) } }
+}, async ({ err, signal }) => {
+  if (err !== undefined) {
+    app.log.error({ err }, 'closing after an uncaught error')
+  } else {
+    // Readiness fails at once; requests are still served, each telling its client to reconnect.
+    app.lifecycle.drain()
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, requests still served')
+    await sleep(config.shutdownDrainMs)
+    app.log.info('closing: no new connections, finishing requests in flight')
+  }
   await app.close()
   await localRedis?.stop()
 })

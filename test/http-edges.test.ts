@@ -1,5 +1,5 @@
 // The HTTP layer's edges, row by row of CONTRACT.md part 2 "Faults": every response the HTTP
-// layer can still write (malformed request, 408, 413, 431) in the contract's
+// layer can still write (malformed request, 408, 413, 431, 503 while closing) in the contract's
 // error shape with its code, slow clients cut near REQUEST_TIMEOUT_MS, client request ids
 // taken only when sane, huge numbers in limit/page refused, and the security headers. Raw
 // `net` sockets, since fetch would neither send a malformed request nor send one slowly.
@@ -8,7 +8,8 @@ import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
-import type { Config } from '../src/config.js'
+import { buildApp } from '../src/app.js'
+import { parseConfig, type Config } from '../src/config.js'
 import { SECURITY_HEADERS } from '../src/plugins/security-headers.js'
 
 const server = await RedisServer.start()
@@ -115,6 +116,44 @@ t.test('a client sending its headers a byte at a time is cut with 408 request_ti
   // Node looks for late requests every TIMEOUT_CHECK_INTERVAL_MS (0.5 s) instead of its default
   // 30 s: the cut comes within about a second of the timeout, here bounded generously.
   t.ok(res.elapsedMs < REQUEST_TIMEOUT_MS + 3000, `cut after ${Math.round(res.elapsedMs)} ms (timeout ${REQUEST_TIMEOUT_MS} ms)`)
+})
+
+t.test('a request that arrives while the instance is closing is 503 service_unavailable with retry-after; one in flight finishes', async (t) => {
+  const config = parseConfig({ redisUrl: server.url, logLevel: 'silent', redisPrefix: `t${process.pid}-closing` })
+  const app = buildApp(config)
+  let release = () => {}
+  const released = new Promise<void>((resolve) => { release = resolve })
+  app.get('/test/slow', async () => { await released; return { done: true } })
+  t.teardown(async () => { release(); await app.close() })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+
+  const inFlight = rawRequest(port, 'GET /test/slow HTTP/1.1\r\nHost: x\r\n\r\n')
+  // A second client has sent half of its request when the close begins.
+  const late = connect(port, '127.0.0.1')
+  let lateAnswer = ''
+  late.on('data', (chunk) => { lateAnswer += chunk.toString() })
+  late.on('error', () => {})
+  const lateClosed = new Promise((resolve) => late.once('close', resolve))
+  await new Promise((resolve) => late.once('connect', resolve))
+  late.write('GET /healthz HTTP/1.1\r\nHost: x\r\n')
+  await sleep(100)
+
+  const closing = app.close()
+  while (!app.lifecycle.closing) await sleep(10)
+  late.write('\r\n')
+  await lateClosed
+  const refused = parse(lateAnswer)
+  hasErrorShape(t, refused, 503, 'service_unavailable', 'a request completed after the close began')
+  t.equal(refused.headers['retry-after'], '1', 'with retry-after')
+  t.equal(refused.headers.connection, 'close', 'and connection: close')
+
+  release()
+  const finished = await inFlight
+  t.equal(finished.status, 200, 'the request in flight when the close began finished with 200')
+  t.same(finished.body, { done: true })
+  await closing
 })
 
 t.test('x-request-id from a client is used only when it matches ^[A-Za-z0-9._:-]{1,128}$', async (t) => {

@@ -22,8 +22,9 @@ interface Run {
 function startServer (t: Test, cwd: string, env: NodeJS.ProcessEnv): Run {
   const child = spawn(process.execPath, ['--import', TSX, SERVER], {
     cwd,
-    // NODE_OPTIONS carries tap's process hooks; the server runs as a user would run it.
-    env: { PATH: process.env.PATH, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', ...env },
+    // NODE_OPTIONS carries tap's process hooks; the server runs as a user would run it. No drain
+    // on SIGTERM: nothing is in flight, and test/shutdown.test.ts pins the drain.
+    env: { PATH: process.env.PATH, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''

@@ -27,6 +27,8 @@ export function httpServerOptions (config: Config): FastifyHttpOptions<Server> {
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS
     },
     clientErrorHandler,
-    forceCloseConnections: 'idle'
+    forceCloseConnections: 'idle',
+    // plugins/lifecycle.ts answers requests that arrive while closing, in the contract's shape.
+    return503OnClosing: false
   }
 }

@@ -1,6 +1,6 @@
 // Liveness (no Redis) and readiness for orchestrators; no authentication. Readiness is 503
-// whenever API requests would be: while Redis cannot serve them (a write probe, see
-// redis/health.ts, since OOM refuses writes and answers PING).
+// whenever API requests would be: while draining for shutdown, and while Redis cannot serve
+// them (a write probe, see redis/health.ts, since OOM refuses writes and answers PING).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ErrorResponse } from '../schemas/common.js'
@@ -14,8 +14,9 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {
-    schema: { tags: ['service'], summary: 'Readiness: Redis serves', response: { 200: Status, 503: ErrorResponse } }
+    schema: { tags: ['service'], summary: 'Readiness: not shutting down, and Redis serves', response: { 200: Status, 503: ErrorResponse } }
   }, async () => {
+    if (fastify.lifecycle.draining) throw new ServiceUnavailableError('this instance is shutting down', 1)
     const { redisHealth } = fastify
     const serves = redisHealth.outage === null && await redisHealth.check()
     if (!serves) throw new ServiceUnavailableError('the data store cannot serve now', redisHealth.outage?.retryAfterSeconds ?? 1)
