@@ -12,6 +12,7 @@ import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
 import lifecyclePlugin from './plugins/lifecycle.js'
+import underPressurePlugin from './plugins/under-pressure.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
@@ -28,6 +29,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(errorHandler)
   await fastify.register(securityHeadersPlugin)
   await fastify.register(lifecyclePlugin)
+  await fastify.register(underPressurePlugin)
   await fastify.register(authPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(healthRoutes)

@@ -32,6 +32,9 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   503: 'service_unavailable'
 }
 
+/** Seconds a client is told to wait when the instance sheds load (see plugins/under-pressure.ts). */
+export const OVERLOAD_RETRY_AFTER_SECONDS = 2
+
 /** Sends the contract's error body for `code`. */
 export function sendError (reply: FastifyReply, code: string, message: string): FastifyReply {
   const statusCode = STATUS_BY_CODE[code] ?? 500
@@ -57,6 +60,10 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
       fastify.redisHealth.failed(unavailable, { request: true })
       reply.header('retry-after', unavailable.retryAfterSeconds)
       return sendError(reply, 'service_unavailable', `the data store cannot serve now; retry in ${unavailable.retryAfterSeconds} s`)
+    }
+    if (error.code === 'FST_UNDER_PRESSURE') {
+      reply.header('retry-after', OVERLOAD_RETRY_AFTER_SECONDS)
+      return sendError(reply, 'service_unavailable', `this instance is overloaded; retry in ${OVERLOAD_RETRY_AFTER_SECONDS} s`)
     }
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {

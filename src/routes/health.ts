@@ -10,7 +10,9 @@ const Status = Type.Object({ status: Type.Literal('ok') }, { description: 'Healt
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/healthz', {
-    schema: { tags: ['service'], summary: 'Liveness: the process serves requests', response: { 200: Status } }
+    schema: { tags: ['service'], summary: 'Liveness: the process serves requests', response: { 200: Status } },
+    // Never shed: an overloaded instance is alive, and an orchestrator must not restart it.
+    config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {
