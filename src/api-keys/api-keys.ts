@@ -5,6 +5,7 @@
 // 192 random bits, so a plain SHA-256 (no slow hash) is enough to make the stored form useless.
 import { createHash, randomBytes } from 'node:crypto'
 import { type RedisClient, redisNow } from '../redis/client.js'
+import { defineCommands } from '../redis/scripts.js'
 import type { KeyBuilder } from '../redis/keys.js'
 import { ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
@@ -51,6 +52,7 @@ export class ApiKeyStore {
   constructor (redis: RedisClient, keys: KeyBuilder) {
     this.redis = redis
     this.keys = keys
+    defineCommands(redis)
   }
 
   async create (input: { guildId: string, plan: Plan | string, name?: string, expiresInSeconds?: number }): Promise<CreatedApiKey> {
