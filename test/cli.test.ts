@@ -234,3 +234,18 @@ t.test('an unreachable Redis is one error line and exit 1 within seconds, not a 
   // The CLI gives up after 3 s; the margin is for process start-up on a busy machine.
   t.ok(Date.now() - started < 15_000, `gave up after ${Date.now() - started} ms`)
 })
+
+t.test('the CLI reads REDIS_CLUSTER as the server does: TRUE means a cluster, a bad value is one line', async (t) => {
+  const port = await freePort()
+  const url = `redis://127.0.0.1:${port}`
+  const [upper, bad, prefix] = await Promise.all([
+    cli(['award', '--guild', '1', '--user', '2', '--xp', '3'], { REDIS_URL: url, REDIS_CLUSTER: 'TRUE' }),
+    cli(['award', '--guild', '1', '--user', '2', '--xp', '3'], { REDIS_CLUSTER: 'maybe' }),
+    cli(['keys', 'list', '--guild', '1'], { REDIS_PREFIX: 'a{b}' })
+  ])
+  t.equal(upper.code, 1)
+  t.match(upper.stderr, `error: cannot reach Redis Cluster at ${url}`, 'REDIS_CLUSTER=TRUE is a cluster')
+  t.same(bad, { code: 1, stdout: '', stderr: 'error: invalid configuration: REDIS_CLUSTER must be boolean\n' })
+  t.equal(prefix.code, 1)
+  t.match(lines(prefix.stderr), [/^error: invalid configuration: REDIS_PREFIX must match pattern/])
+})
