@@ -24,7 +24,7 @@ writeFileSync(join(dir, 'tsconfig.json'), '{}')
 const builds = (): number => existsSync(join(dir, 'builds')) ? readFileSync(join(dir, 'builds'), 'utf8').length : 0
 
 function prestart (): { status: number | null, stdout: string } {
-  const env = { ...process.env, NODE_OPTIONS: '' }
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '' }
   delete env.npm_execpath // as when run by hand: it finds npm on PATH
   const run = spawnSync(process.execPath, [SCRIPT], { cwd: dir, env, encoding: 'utf8' })
   return { status: run.status, stdout: run.stdout }

@@ -133,7 +133,7 @@ const runtimeArgs = (op: string): string[] => runtime.filter((i) => i.op === op)
 t.test('Dockerfile: a small runtime stage that runs as a user and checks its own health', async (t) => {
   const froms = dockerfile.filter((i) => i.op === 'FROM')
   t.ok(froms.length >= 2, 'multi-stage (a build stage and a runtime stage)')
-  for (const from of froms) t.match(from.args, /^node:20(-bookworm)?-slim\b/, `Node 20 slim base (${from.args})`)
+  for (const from of froms) t.match(from.args, /^node:24(-bookworm)?-slim\b/, `Node 24 LTS slim base (${from.args})`)
   t.ok(dockerfile.some((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args)) && lastFrom > 0, 'builds before the runtime stage')
   t.ok(runtimeArgs('RUN').some((a) => /\bnpm ci\b.*--omit=dev\b/.test(a)), 'runtime installs production dependencies only')
   t.ok(runtimeArgs('COPY').some((a) => /--from=\S+.*\bdist\b/.test(a)), 'runtime takes dist/ from the build stage')
