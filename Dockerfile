@@ -26,6 +26,6 @@ EXPOSE 3000
 # The slim image has no curl or wget; Node's built-in fetch does the probe.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# node directly, not `npm start`: its prestart hook rebuilds, which needs the dev dependencies
+# node directly, not `npm start`: its prestart hook may rebuild, which needs the dev dependencies
 # this image leaves out. As PID 1, node gets SIGTERM from `docker stop` and closes gracefully.
 CMD ["node", "dist/server.js"]

@@ -59,7 +59,7 @@ if (localRedis !== undefined) {
   const demo = await prepareDemo({ redis: app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
   writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
   const stateFile = demoStatePath(DEMO_DIR)
-  const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'is unknown to this Redis', other_server: 'reads another server' }
+  const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'no longer works (rotated, or made for another Redis)', other_server: 'reads another server' }
   // Plain text for the person at the terminal; the JSON logs never carry a key.
   process.stdout.write([
     '',

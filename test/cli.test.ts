@@ -109,6 +109,8 @@ t.test('guild set writes the curve and the multiplier exactly as typed; the next
   t.equal(award.code, 0)
   t.match(award.stdout, /^awarded 29 XP to 7 in 2 .*now 29 XP \(level 0\)\n$/, '100 at 0.29 is 29, not 28')
   t.equal(await xpOf('2', '7'), '29')
+  const json = await cli(['award', '--guild', '2', '--user', '7', '--xp', '1000', '--json'])
+  t.same(JSON.parse(json.stdout), { guild_id: '2', user_id: '7', awarded: 1000, gained: 290, xp: 319, level: 2 }, '--json')
 })
 
 t.test('daily records a claim; a second one the same UTC day is refused: exit 1, one line, nothing changed', async (t) => {
@@ -239,10 +241,13 @@ t.test('demo seeds the demo server once and prints a key and a curl line that wo
   const key = /x-api-key: (lbk_\S+)'/.exec(curl)?.[1] ?? ''
   t.equal(curl, `curl -H 'x-api-key: ${key}' http://api.test:8080/api/v1/servers/9/leaderboard`)
   t.match(await store.check(key), { status: 'ok', guildId: '9', plan: 'professional' })
-  const again = await cli(['demo', '--guild', '9'])
+  const [again, json] = await Promise.all([cli(['demo', '--guild', '9']), cli(['demo', '--guild', '9', '--json'])])
   t.equal(again.code, 0)
   t.match(again.stdout, /already has 500 members/)
   t.equal(await redis.zcard(keys.guild('9').board), 500)
+  const demo = JSON.parse(json.stdout) as { key: string, key_id: string, curl: string }
+  t.match(demo, { guild_id: '9', seeded: false, members: 500, key_id: /^[0-9a-f]{16}$/, curl: `curl -H 'x-api-key: ${demo.key}' http://localhost:3000/api/v1/servers/9/leaderboard` })
+  t.match(await store.check(demo.key), { status: 'ok', id: demo.key_id, guildId: '9' }, '--json: the key printed works')
 })
 
 t.test('an unreachable Redis is one error line and exit 1 within seconds, not a hang', async (t) => {
@@ -400,4 +405,15 @@ t.test('keys set-plan moves a key to another plan and keeps its secret; keys rev
 
   const revoke = await cli(['keys', 'revoke', created.id, '--json'])
   t.match(JSON.parse(revoke.stdout), { id: created.id, status: 'revoked', revoked_at: String })
+})
+
+t.test('daily and seed print one line of JSON with --json', async (t) => {
+  const [daily, seed] = await Promise.all([
+    cli(['daily', '--guild', '27', '--user', '1', '--at', '2026-01-02T03:04:05Z', '--json']),
+    cli(['seed', '--guild', '28', '--members', '5', '--seed', 'json', '--json'])
+  ])
+  t.same(JSON.parse(daily.stdout), { guild_id: '27', user_id: '1', streak: 1, claimed_at: '2026-01-02T03:04:05.000Z' })
+  t.equal(lines(seed.stdout).length, 1, 'one line, no progress on stdout')
+  t.match(JSON.parse(seed.stdout), { guild_id: '28', members: 5, seed: 'json', writes: Number, total_xp: Number, elapsed_ms: Number })
+  t.equal(await redis.zcard(keys.guild('28').board), 5)
 })

@@ -19,12 +19,17 @@ export function addMemberCommands (program: Command): void {
     .addOption(userOption())
     .addOption(new Option('--xp <n>', `XP to award, 1 to ${MAX_AWARD}`).argParser(parse.integer('xp', 1, MAX_AWARD)).makeOptionMandatory())
     .option('--username <name>', 'record this display name too')
-    .action(async (opts: { guild: string, user: string, xp: number, username?: string }) => {
+    .option('--json', 'print one line of JSON')
+    .action(async (opts: { guild: string, user: string, xp: number, username?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
         const { gained, xp } = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
         const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
         const level = levelForXp(curve, xp)
+        if (opts.json === true) {
+          printJson({ guild_id: opts.guild, user_id: opts.user, awarded: opts.xp, gained, xp, level })
+          return
+        }
         const asked = gained === opts.xp ? '' : ` (${opts.xp} at the server's multiplier)`
         print(`awarded ${gained} XP to ${opts.user} in ${opts.guild}${asked}: now ${xp} XP (level ${level})`)
       })
@@ -35,10 +40,15 @@ export function addMemberCommands (program: Command): void {
     .addOption(guildOption())
     .addOption(userOption())
     .addOption(new Option('--at <iso-8601>', 'date the claim (default now, by Redis\'s clock); no offset means UTC').argParser(parse.isoDate))
-    .action(async (opts: { guild: string, user: string, at?: Date }) => {
+    .option('--json', 'print one line of JSON')
+    .action(async (opts: { guild: string, user: string, at?: Date, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
         const { streak, claimedAt } = await writer.claimDaily({ guildId: opts.guild, userId: opts.user, at: opts.at })
+        if (opts.json === true) {
+          printJson({ guild_id: opts.guild, user_id: opts.user, streak, claimed_at: claimedAt.toISOString() })
+          return
+        }
         print(`daily claim recorded for ${opts.user} in ${opts.guild} at ${claimedAt.toISOString()}: streak ${streak}`)
       })
     })
