@@ -199,6 +199,10 @@ t.test('Dockerfile: a small runtime stage that runs as a user and checks its own
   const froms = dockerfile.filter((i) => i.op === 'FROM')
   t.ok(froms.length >= 2, 'multi-stage (a build stage and a runtime stage)')
   for (const from of froms) t.match(from.args, /^node:24(-bookworm)?-slim\b/, `Node 24 LTS slim base (${from.args})`)
+  const engines = (JSON.parse(read('package.json')) as { engines?: { node?: string } }).engines?.node
+  t.equal(engines, '>=22', 'package.json engines: Node 22 or later')
+  t.ok(froms.every((from) => Number(/^node:(\d+)/.exec(from.args)?.[1]) >= Number(/\d+/.exec(engines ?? '')?.[0])),
+    'the image\'s Node satisfies engines')
   t.ok(dockerfile.some((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args)) && lastFrom > 0, 'builds before the runtime stage')
   t.ok(runtimeArgs('RUN').some((a) => /\bnpm ci\b.*--omit=dev\b/.test(a)), 'runtime installs production dependencies only')
   t.ok(runtimeArgs('COPY').some((a) => /--from=\S+.*\bdist\b/.test(a)), 'runtime takes dist/ from the build stage')
