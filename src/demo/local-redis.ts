@@ -8,8 +8,6 @@ import {
   DEFAULT_REDIS_PORT, freePort, isPortFree, launchRedisServer, PortTakenError, type RedisProcess
 } from '../redis/redis-server.js'
 
-export { REDIS_SERVER_NOT_FOUND } from '../redis/redis-server.js'
-
 export interface LocalRedisOptions {
   /** Where Redis keeps its AOF files; created if missing. */
   dir?: string

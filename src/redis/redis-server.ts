@@ -9,7 +9,7 @@ export const REDIS_SERVER_NOT_FOUND =
   'redis-server was not found on PATH. Install it (Debian/Ubuntu: sudo apt-get install redis-server; ' +
   'macOS: brew install redis), set REDIS_URL to a Redis you run, or use Docker: docker compose up'
 
-/** The port 6379 is where a developer's own Redis lives; never start next to (or on top of) it. */
+/** Where a developer's own Redis lives: never started on, and never handed out by freePort. */
 export const DEFAULT_REDIS_PORT = 6379
 
 export interface LaunchOptions {
