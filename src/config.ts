@@ -140,3 +140,18 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   }
   return parseConfig(input)
 }
+
+/** What the CLI needs: the Redis settings, read by the same rules as the server's. */
+export type RedisConfig = Pick<Config, 'redisUrl' | 'redisCluster' | 'redisPrefix'>
+
+/**
+ * The Redis settings (REDIS_URL, REDIS_CLUSTER, REDIS_PREFIX) alone, through loadConfig, so the
+ * CLI and the server read them alike (`REDIS_CLUSTER=TRUE` is true to both) and a setting only
+ * the server uses cannot stop the CLI.
+ */
+export function loadRedisConfig (env: NodeJS.ProcessEnv = process.env): RedisConfig {
+  const { redisUrl, redisCluster, redisPrefix } = loadConfig({
+    REDIS_URL: env.REDIS_URL, REDIS_CLUSTER: env.REDIS_CLUSTER, REDIS_PREFIX: env.REDIS_PREFIX
+  })
+  return { redisUrl, redisCluster, redisPrefix }
+}

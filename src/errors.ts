@@ -41,6 +41,11 @@ export class ApiKeyNotFoundError extends LeaderboardError {
   constructor (id: string) { super('api_key_not_found', `no API key with id ${id}`) }
 }
 
+/** A change (rotation, plan) asked of a key that was revoked or has expired; nothing was changed. */
+export class ApiKeyInactiveError extends LeaderboardError {
+  constructor (message: string) { super('api_key_inactive', message) }
+}
+
 // Errors of the HTTP API's authentication and limits.
 
 export class MissingApiKeyError extends LeaderboardError {

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { allKeys } from './helpers/redis-snapshot.js'
-import { seededRandom, randomInt } from './helpers/random.js'
+import { Random } from '../src/random.js'
 import { normalizeAddress } from '../src/http/client-address.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import type { ClientAddress } from '../src/http/client-address.js'
@@ -23,7 +23,7 @@ const GUILD = '1400000000000000001'
 const STATS = `/api/v1/servers/${GUILD}/stats`
 const LIMIT = 5
 const BAD_KEY = `lbk_0123456789abcdef_${'A'.repeat(32)}`
-const random = seededRandom(8)
+const random = new Random(8)
 
 async function setup (t: Test, overrides: Partial<Config> = {}): Promise<TestApp> {
   return await buildTestApp(t, server.url, { authFailureLimit: LIMIT, authFailureWindowMs: 60_000, ...overrides })
@@ -43,7 +43,7 @@ async function get (app: TestApp['app'], key: string | undefined, from: From) {
   return { status: res.statusCode, body: res.json() as Record<string, unknown> }
 }
 
-const randomIpv4 = () => Array.from({ length: 4 }, () => randomInt(random, 1, 254)).join('.')
+const randomIpv4 = () => Array.from({ length: 4 }, () => random.int(1, 254)).join('.')
 
 /** How many bad keys are answered 401 before the first 429 (null: never refused). */
 async function failuresBeforeRefusal (app: TestApp['app'], from: () => From, max = 3 * LIMIT): Promise<number | null> {
@@ -85,7 +85,7 @@ t.test('random X-Forwarded-For values do not bypass the limit: untrusted, or bey
     { name: 'a client that is not one of the trusted proxies', trustProxy: ['127.0.0.1'], from: () => ({ socket: '198.51.100.8', xff: randomIpv4() }) },
     // The proxy appends the address it saw; what the client wrote before it is not believed.
     { name: 'TRUST_PROXY=1 behind a proxy that appends the client address', trustProxy: 1, from: () => ({ socket: '127.0.0.1', xff: `${randomIpv4()}, ${randomIpv4()}, 198.51.100.9` }) },
-    { name: 'trusted proxies by CIDR, a client rotating through its IPv6 /64', trustProxy: ['127.0.0.0/8'], from: () => ({ socket: '127.0.0.1', xff: `2001:db8:7:7:${randomInt(random, 0, 0xffff).toString(16)}::${randomInt(random, 1, 0xffff).toString(16)}` }) }
+    { name: 'trusted proxies by CIDR, a client rotating through its IPv6 /64', trustProxy: ['127.0.0.0/8'], from: () => ({ socket: '127.0.0.1', xff: `2001:db8:7:7:${random.int(0, 0xffff).toString(16)}::${random.int(1, 0xffff).toString(16)}` }) }
   ]
   for (const { name, trustProxy, from } of cases) {
     const { app } = await setup(t, { trustProxy })

@@ -1,6 +1,6 @@
 // Configuration from the environment: defaults, conversions, and one clear line for bad values.
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, loadRedisConfig } from '../src/config.js'
 
 t.test('defaults when nothing is set', async (t) => {
   const config = loadConfig({})
@@ -85,4 +85,18 @@ t.test('a bad value stops the start with a message naming the variable', async (
     t.throws(() => loadConfig(env), { name: 'Error', message }, JSON.stringify(env))
     try { loadConfig(env) } catch (err) { t.ok(err instanceof ConfigError) }
   }
+})
+
+t.test('the CLI\'s Redis settings are read by the server\'s rules: the same spelling means the same thing', async (t) => {
+  for (const value of ['TRUE', 'true', 'True', '1', 'FALSE', 'false', '0']) {
+    const env = { REDIS_CLUSTER: value, REDIS_URL: 'redis://r:7000', REDIS_PREFIX: 'p' }
+    const server = loadConfig(env)
+    t.same(loadRedisConfig(env), { redisUrl: server.redisUrl, redisCluster: server.redisCluster, redisPrefix: 'p' }, `REDIS_CLUSTER=${value}`)
+  }
+  t.equal(loadRedisConfig({ REDIS_CLUSTER: 'TRUE' }).redisCluster, true, 'TRUE is true, to the CLI too')
+  t.same(loadRedisConfig({}), { redisUrl: undefined, redisCluster: false, redisPrefix: 'lb' }, 'defaults')
+  t.throws(() => loadRedisConfig({ REDIS_CLUSTER: 'maybe' }), { message: 'invalid configuration: REDIS_CLUSTER must be boolean' })
+  t.throws(() => loadRedisConfig({ REDIS_PREFIX: 'a{b}' }), { message: /^invalid configuration: REDIS_PREFIX must match pattern/ })
+  t.same(loadRedisConfig({ PORT: 'abc', PLAN_LIMITS: 'nonsense', REDIS_PREFIX: 'q' }).redisPrefix, 'q',
+    'a bad value of a setting only the server reads does not stop the CLI')
 })

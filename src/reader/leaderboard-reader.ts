@@ -2,6 +2,7 @@
 // aggregates are consistent with the curve they are shown under, in one round trip. The shapes
 // are the response schemas' (src/schemas), so what is read is what is served.
 import type { RedisClient } from '../redis/client.js'
+import { defineCommands } from '../redis/scripts.js'
 import { boardMember, type KeyBuilder } from '../redis/keys.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelForXp } from '../levels/curves.js'
 import { MemberNotFoundError } from '../errors.js'
@@ -43,6 +44,7 @@ export class LeaderboardReader {
   constructor (redis: RedisClient, keys: KeyBuilder) {
     this.redis = redis
     this.keys = keys
+    defineCommands(redis)
   }
 
   /** Ranks (page-1)*limit+1 .. page*limit; a page past the end has no data but the real total. */

@@ -1,6 +1,7 @@
 // The write side the bot uses: every change to a server's data is one Lua script, so the
 // aggregates stay exact under any interleaving of writers.
 import type { RedisClient } from '../redis/client.js'
+import { defineCommands } from '../redis/scripts.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { type Curve, CURVES, isCurve, MAX_XP } from '../levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, XpLimitError } from '../errors.js'
@@ -40,6 +41,7 @@ export class LeaderboardWriter {
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder()) {
     this.redis = redis
     this.keys = keys
+    defineCommands(redis)
   }
 
   /** Adds floor(xp * the server's multiplier) to a member, creating it if needed. */
