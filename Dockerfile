@@ -2,7 +2,7 @@
 # Two stages: the build stage carries the TypeScript toolchain (dev dependencies); the runtime
 # image carries only production dependencies and the compiled dist/.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # Manifests first, so the dependency layer is reused until package*.json change.
 COPY package.json package-lock.json ./
@@ -13,7 +13,7 @@ COPY src ./src
 # tsc, then scripts/copy-lua.js puts the Lua scripts next to the compiled JavaScript.
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # HOST=0.0.0.0: the server's default (127.0.0.1) would be unreachable from outside the container.
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
@@ -23,9 +23,9 @@ COPY --from=build /app/dist ./dist
 # Files stay owned by root, so the process cannot rewrite its own code.
 USER node
 EXPOSE 3000
-# The slim image has no curl or wget; Node 20's built-in fetch does the probe.
+# The slim image has no curl or wget; Node's built-in fetch does the probe.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# node directly, not `npm start`: its prestart hook rebuilds, which needs the dev dependencies
+# node directly, not `npm start`: its prestart hook may rebuild, which needs the dev dependencies
 # this image leaves out. As PID 1, node gets SIGTERM from `docker stop` and closes gracefully.
 CMD ["node", "dist/server.js"]

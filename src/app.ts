@@ -13,8 +13,13 @@ import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
 import compress from '@fastify/compress'
 import { COMPRESSION_THRESHOLD } from './http/encoding.js'
+import lifecyclePlugin from './plugins/lifecycle.js'
+import underPressurePlugin from './plugins/under-pressure.js'
+import securityHeadersPlugin from './plugins/security-headers.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
+import { trustProxyOption } from './http/client-address.js'
+import { httpServerOptions } from './http/server-options.js'
 
 export interface AppOptions {
   config: Config
@@ -24,6 +29,9 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(configPlugin, { config: opts.config })
   await fastify.register(redisPlugin)
   await fastify.register(errorHandler)
+  await fastify.register(securityHeadersPlugin)
+  await fastify.register(lifecyclePlugin)
+  await fastify.register(underPressurePlugin)
   // Bodies the read routes do not compress themselves (the OpenAPI document, say).
   await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)
@@ -38,9 +46,11 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     logController: new RequestLogController(),
-    trustProxy: config.trustProxy,
-    // Honour a caller's request id when it is sane, so logs can be joined across services.
-    requestIdHeader: 'x-request-id',
+    trustProxy: trustProxyOption(config.trustProxy),
+    ...httpServerOptions(config),
+    // Honour a caller's request id when it is sane, so logs can be joined across services:
+    // genReqId alone decides (a requestIdHeader would make Fastify take any value verbatim).
+    requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()

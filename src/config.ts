@@ -2,6 +2,7 @@
 // environment and validated at start. Tests build a Config directly and never read `.env`.
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { isIP } from 'node:net'
 import { DEFAULT_PLAN_LIMITS } from './api-keys/plans.js'
 
 const PositiveInteger = (description: string, defaultValue: number, minimum = 1, maximum = 2 ** 31) =>
@@ -26,7 +27,17 @@ export const ConfigSchema = Type.Object({
   apiKeyCacheTtlMs: PositiveInteger('API_KEY_CACHE_TTL_MS: how long an instance trusts a key lookup (revocation delay)', 3000, 0, 5000),
   responseCacheMb: PositiveInteger('RESPONSE_CACHE_MB: memory for cached read responses per instance (0: off)', 64, 0, 65536),
   revalidationsPerSecond: PositiveInteger('REVALIDATIONS_PER_SECOND: free 304 revalidations per key per second per instance', 10, 0, 1_000_000),
-  trustProxy: Type.Boolean({ default: false, description: 'TRUST_PROXY: take the client address from X-Forwarded-For' })
+  // What Fastify's trustProxy takes, less `true` (any client could then pick its address).
+  trustProxy: Type.Union([
+    Type.Literal(false),
+    Type.Integer({ minimum: 1, maximum: 100, description: 'proxy hops in front of the service' }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, description: 'trusted proxies: addresses, CIDRs, loopback, linklocal, uniquelocal' })
+  ], { default: false, description: 'TRUST_PROXY: which proxies may set X-Forwarded-For' }),
+  requestTimeoutMs: PositiveInteger('REQUEST_TIMEOUT_MS: longest a client may take to send a request (headers included)', 10_000, 1000, 300_000),
+  shutdownDrainMs: PositiveInteger('SHUTDOWN_DRAIN_MS: on SIGTERM, how long to keep serving with /readyz at 503 before closing', 5000, 0, 60_000),
+  maxEventLoopDelayMs: PositiveInteger('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay; 0 never', 50, 0, 60_000),
+  maxHeapUsedPercent: PositiveInteger("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit; 0 never", 90, 0, 100),
+  outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000)
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>
@@ -46,13 +57,60 @@ const ENV_NAMES: Record<keyof Config, string> = {
   apiKeyCacheTtlMs: 'API_KEY_CACHE_TTL_MS',
   responseCacheMb: 'RESPONSE_CACHE_MB',
   revalidationsPerSecond: 'REVALIDATIONS_PER_SECOND',
-  trustProxy: 'TRUST_PROXY'
+  trustProxy: 'TRUST_PROXY',
+  requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
+  shutdownDrainMs: 'SHUTDOWN_DRAIN_MS',
+  maxEventLoopDelayMs: 'MAX_EVENT_LOOP_DELAY_MS',
+  maxHeapUsedPercent: 'MAX_HEAP_USED_PERCENT',
+  outageLogIntervalMs: 'OUTAGE_LOG_INTERVAL_MS'
 }
 
 export class ConfigError extends Error {}
 
+const UNSAFE_TRUST_PROXY = 'TRUST_PROXY=true is refused as unsafe: any client could choose its own address ' +
+  'through X-Forwarded-For. Give the number of proxies in front of the service (TRUST_PROXY=1) or their ' +
+  'addresses and CIDRs (TRUST_PROXY=10.0.0.0/8,192.168.1.7)'
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** An address, an address/prefix length, or one of proxy-addr's names for ranges. */
+function isProxySpec (text: string): boolean {
+  if (PROXY_NAMES.has(text)) return true
+  const [address = '', bits, ...rest] = text.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0 || address.includes('%')) return false
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))
+}
+
+/** Problems the schema cannot express, each a sentence naming the variable. */
+function semanticProblems (input: Record<string, unknown>): string[] {
+  const problems: string[] = []
+  const { redisUrl, trustProxy } = input
+  if (typeof redisUrl === 'string' && !redisUrl.split(',').every((url) => /^rediss?:\/\/[^\s/]/.test(url.trim()))) {
+    problems.push('REDIS_URL must be redis://[user:password@]host:port[/db] or rediss://… (comma-separated seeds for a cluster)')
+  }
+  if (trustProxy === true || trustProxy === 'true') problems.push(UNSAFE_TRUST_PROXY)
+  if (Array.isArray(trustProxy)) {
+    const bad = trustProxy.filter((entry) => typeof entry !== 'string' || !isProxySpec(entry))
+    if (bad.length > 0) {
+      problems.push(`TRUST_PROXY must be false, a hop count, or comma-separated addresses and CIDRs of proxies (not ${bad.map((b) => JSON.stringify(b)).join(', ')})`)
+    }
+  }
+  return problems
+}
+
+/** TRUST_PROXY's text as Fastify's trustProxy takes it: false, a hop count, or a list. */
+function parseTrustProxy (raw: string): unknown {
+  const text = raw.trim()
+  if (text === 'false' || text === '0') return false
+  if (text === 'true') return true // refused by parseConfig, with the reason
+  if (/^\d+$/.test(text)) return Number(text)
+  return text.split(',').map((entry) => entry.trim())
+}
+
 /** A complete Config from partial settings: defaults filled in, every value checked. */
 export function parseConfig (input: Record<string, unknown>): Config {
+  const semantic = semanticProblems(input)
+  if (semantic.length > 0) throw new ConfigError(`invalid configuration: ${semantic.join('; ')}`)
   const value = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, structuredClone(input)))
   if (Value.Check(ConfigSchema, value)) return value
   const problems = Value.Errors(ConfigSchema, value)
@@ -78,9 +136,26 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       } catch {
         throw new ConfigError('invalid configuration: PLAN_LIMITS must be JSON such as {"free":100,"starter":1000,"professional":10000}')
       }
+    } else if (field === 'trustProxy') {
+      input[field] = parseTrustProxy(raw)
     } else {
       input[field] = raw
     }
   }
   return parseConfig(input)
+}
+
+/** What the CLI needs: the Redis settings, read by the same rules as the server's. */
+export type RedisConfig = Pick<Config, 'redisUrl' | 'redisCluster' | 'redisPrefix'>
+
+/**
+ * The Redis settings (REDIS_URL, REDIS_CLUSTER, REDIS_PREFIX) alone, through loadConfig, so the
+ * CLI and the server read them alike (`REDIS_CLUSTER=TRUE` is true to both) and a setting only
+ * the server uses cannot stop the CLI.
+ */
+export function loadRedisConfig (env: NodeJS.ProcessEnv = process.env): RedisConfig {
+  const { redisUrl, redisCluster, redisPrefix } = loadConfig({
+    REDIS_URL: env.REDIS_URL, REDIS_CLUSTER: env.REDIS_CLUSTER, REDIS_PREFIX: env.REDIS_PREFIX
+  })
+  return { redisUrl, redisCluster, redisPrefix }
 }

@@ -41,6 +41,11 @@ export class ApiKeyNotFoundError extends LeaderboardError {
   constructor (id: string) { super('api_key_not_found', `no API key with id ${id}`) }
 }
 
+/** A change (rotation, plan) asked of a key that was revoked or has expired; nothing was changed. */
+export class ApiKeyInactiveError extends LeaderboardError {
+  constructor (message: string) { super('api_key_inactive', message) }
+}
+
 // Errors of the HTTP API's authentication and limits.
 
 export class MissingApiKeyError extends LeaderboardError {
@@ -59,6 +64,15 @@ export class RateLimitedError extends LeaderboardError {
   readonly retryAfterSeconds: number
   constructor (message: string, retryAfterSeconds: number) {
     super('rate_limited', message)
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}
+
+/** Redis cannot serve now (down, too slow, or refusing: OOM, BUSY…), or the instance is closing. */
+export class ServiceUnavailableError extends LeaderboardError {
+  readonly retryAfterSeconds: number
+  constructor (message: string, retryAfterSeconds: number) {
+    super('service_unavailable', message)
     this.retryAfterSeconds = retryAfterSeconds
   }
 }

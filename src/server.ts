@@ -1,9 +1,12 @@
-// The process around the app: configuration from the environment, the logger, timeouts,
-// listen, and a graceful close on signals. Without REDIS_URL it is the newcomer's demo: it
-// runs a local redis-server (data in ./.data), seeds a demo server and prints a key.
+// The process around the app: configuration from the environment, listen, and a graceful
+// shutdown on signals (drain, then close; see plugins/lifecycle.ts). Without REDIS_URL it is
+// the newcomer's demo: it runs a local redis-server (data in ./.data), seeds a demo server and
+// prints a key; the port and the key are kept in ./.data/demo.json and reused by the next start.
 import closeWithGrace from 'close-with-grace'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
 import { prepareDemo } from './demo/prepare-demo.js'
 
@@ -20,22 +23,36 @@ try {
   throw err
 }
 
-const localRedis = config.redisUrl === undefined
-  ? await startLocalRedis({ dir: '.data' }).catch((err: Error) => fail(err.message))
+const DEMO_DIR = '.data'
+const demoState = config.redisUrl === undefined ? readDemoState(DEMO_DIR) : undefined
+const localRedis = demoState !== undefined
+  ? await startLocalRedis({ dir: DEMO_DIR, port: demoState.redisPort }).catch((err: Error) => fail(err.message))
   : undefined
 if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
 
-const app = buildApp(config, {
-  connectionTimeout: 10_000, // a client that sends nothing is dropped
-  requestTimeout: 10_000,
-  keepAliveTimeout: 75_000, // above common load balancers' 60 s idle timeout
-  forceCloseConnections: 'idle',
-  return503OnClosing: true
-})
+// Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
+const app = buildApp(config)
 
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
-  else app.log.info({ signal }, 'closing')
+/**
+ * After the drain, how long requests in flight get to finish before the process gives up and
+ * exits 1. Requests are bounded by REDIS_COMMAND_TIMEOUT_MS, so this is ample; with the
+ * default drain of 5 s the exit comes well within Docker's 10 s stop grace.
+ */
+const CLOSE_GRACE_MS = 4000
+
+closeWithGrace({
+  delay: config.shutdownDrainMs + CLOSE_GRACE_MS,
+  logger: { error: (message: unknown) => { app.log.error(message) } }
+}, async ({ err, signal }) => {
+  if (err !== undefined) {
+    app.log.error({ err }, 'closing after an uncaught error')
+  } else {
+    // Readiness fails at once; requests are still served, each telling its client to reconnect.
+    app.lifecycle.drain()
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, requests still served')
+    await sleep(config.shutdownDrainMs)
+    app.log.info('closing: no new connections, finishing requests in flight')
+  }
   await app.close()
   await localRedis?.stop()
 })
@@ -52,13 +69,20 @@ if (localRedis !== undefined) {
   const port = typeof address === 'object' && address !== null ? address.port : config.port
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
   const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-  const demo = await prepareDemo({ redis: app.redisClient, keys: app.keys, baseUrl })
+  const demo = await prepareDemo({ redis: app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
+  writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
+  const stateFile = demoStatePath(DEMO_DIR)
+  const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'no longer works (rotated, or made for another Redis)', other_server: 'reads another server' }
   // Plain text for the person at the terminal; the JSON logs never carry a key.
   process.stdout.write([
     '',
     `  Leaderboard API listening on ${baseUrl}/api/v1 (demo mode: no REDIS_URL)`,
-    `  Local Redis: REDIS_URL=${localRedis.url}  (data in ./.data; use it with npm run cli)`,
-    `  Demo server ${demo.guildId}${demo.seeded ? ' seeded' : ''}; a new demo API key: ${demo.key}`,
+    ...(localRedis.portTaken === undefined
+      ? []
+      : [`  Port ${localRedis.portTaken}, the local Redis's port last time, is taken: it now listens on ${localRedis.port}, so REDIS_URL has changed.`]),
+    `  Local Redis: REDIS_URL=${localRedis.url}  (data in ./${DEMO_DIR}; use it with npm run cli)`,
+    `  Demo server ${demo.guildId}${demo.seeded ? ' seeded' : ''}; ${demo.keyReused ? 'the' : 'a new'} demo API key (kept in ${stateFile}): ${demo.key}`,
+    ...(demo.staleKey === undefined ? [] : [`  (the key kept from last time ${stale[demo.staleKey]}, so a new one was made)`]),
     '',
     `  ${demo.curl}`,
     '',

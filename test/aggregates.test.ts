@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { RedisCluster, RedisServer } from './helpers/redis-server.js'
-import { pick, randomInt, type Random, seededRandom } from './helpers/random.js'
+import { Random } from '../src/random.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
 import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { parseRecord } from '../src/redis/records.js'
@@ -24,34 +24,34 @@ type Outcome = 'award' | 'set' | 'remove' | 'removeMissing' | 'claim' | 'claimRe
 
 /** One random write; resolves to what happened. Only the refusals the rules allow are caught. */
 async function randomWrite (writer: LeaderboardWriter, guildId: string, random: Random): Promise<Outcome> {
-  const userId = String(randomInt(random, 1, MEMBERS) * 7919) // ids of 4 to 7 digits
-  const roll = random()
+  const userId = String(random.int(1, MEMBERS) * 7919) // ids of 4 to 7 digits
+  const roll = random.next()
   try {
     if (roll < 0.38) {
-      const xp = random() < 0.02 ? MAX_AWARD : randomInt(random, 1, 3000)
-      await writer.awardXp(random() < 0.3 ? { guildId, userId, xp, username: `user ${userId}` } : { guildId, userId, xp })
+      const xp = random.next() < 0.02 ? MAX_AWARD : random.int(1, 3000)
+      await writer.awardXp(random.next() < 0.3 ? { guildId, userId, xp, username: `user ${userId}` } : { guildId, userId, xp })
       return 'award'
     }
     if (roll < 0.58) {
-      const kind = random()
-      const xp = kind < 0.12 ? 0 : kind < 0.7 ? randomInt(random, 1, 200_000) : kind < 0.97 ? randomInt(random, 0, 5_000_000_000) : MAX_XP - randomInt(random, 0, 5000)
+      const kind = random.next()
+      const xp = kind < 0.12 ? 0 : kind < 0.7 ? random.int(1, 200_000) : kind < 0.97 ? random.int(0, 5_000_000_000) : MAX_XP - random.int(0, 5000)
       await writer.setXp({ guildId, userId, xp })
       return 'set'
     }
     if (roll < 0.68) return await writer.removeMember({ guildId, userId }) ? 'remove' : 'removeMissing'
     if (roll < 0.85) {
       // Dates spread over a few weeks, in random order: some extend a streak, many are refused.
-      const at = new Date(Date.UTC(2024, 0, 1) + randomInt(random, 0, 30 * 86_400_000))
+      const at = new Date(Date.UTC(2024, 0, 1) + random.int(0, 30 * 86_400_000))
       await writer.claimDaily({ guildId, userId, at })
       return 'claim'
     }
     if (roll < 0.9) {
-      await writer.configureGuild(guildId, random() < 0.5
-        ? { curve: pick(random, CURVES) }
-        : { multiplier: pick(random, [0.01, 0.29, '0.5', 1, 1.15, '2.55', 10, 100]) })
+      await writer.configureGuild(guildId, random.next() < 0.5
+        ? { curve: random.pick(CURVES) }
+        : { multiplier: random.pick([0.01, 0.29, '0.5', 1, 1.15, '2.55', 10, 100]) })
       return 'configure'
     }
-    return await writer.setUsername({ guildId, userId, username: `name ${randomInt(random, 0, 99)}` }) ? 'username' : 'usernameMissing'
+    return await writer.setUsername({ guildId, userId, username: `name ${random.int(0, 99)}` }) ? 'username' : 'usernameMissing'
   } catch (err) {
     if (err instanceof DailyClaimRefusedError) return 'claimRefused'
     if (err instanceof XpLimitError) return 'xpLimit'
@@ -61,7 +61,7 @@ async function randomWrite (writer: LeaderboardWriter, guildId: string, random: 
 
 /** OPERATIONS writes in random order, spread over the writers, all in flight at once. */
 async function runWorkload (writers: LeaderboardWriter[], guildId: string, seed: number): Promise<Record<string, number>> {
-  const random = seededRandom(seed)
+  const random = new Random(seed)
   const outcomes = await Promise.all(Array.from({ length: OPERATIONS }, async (_, i) =>
     await randomWrite(writers[i % writers.length] as LeaderboardWriter, guildId, random)))
   const counts: Record<string, number> = {}

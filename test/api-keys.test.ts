@@ -8,7 +8,7 @@ import { allKeys, snapshot } from './helpers/redis-snapshot.js'
 import { redisNow } from '../src/redis/client.js'
 import { ApiKeyStore, apiKeyId, hashApiKey } from '../src/api-keys/api-keys.js'
 import { PLANS } from '../src/api-keys/plans.js'
-import { ApiKeyNotFoundError, InvalidParameterError } from '../src/errors.js'
+import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../src/errors.js'
 
 const { redis, raw, keys } = await redisFixture(t, 'ak')
 const store = new ApiKeyStore(redis, keys)
@@ -225,4 +225,69 @@ t.test('create() validates plan, guild id, name and expiry, and writes nothing w
   for (const plan of PLANS) {
     t.equal((await store.create({ guildId: newGuild(), plan })).plan, plan, `plan ${plan} accepted`)
   }
+})
+
+t.test('rotate() gives a key a new secret: the old key is unknown at once, the new one checks ok with everything else kept', async (t) => {
+  const g = newGuild()
+  const created = await store.create({ guildId: g, plan: 'starter', name: 'bot', expiresInSeconds: 3600 })
+  await store.check(created.key)
+  const before = await redisNow(raw)
+  const rotated = await store.rotate(created.id)
+  t.match(rotated.key, KEY_SHAPE)
+  t.not(rotated.key, created.key, 'a new key')
+  t.equal(rotated.id, created.id, 'the id is kept')
+  t.equal(apiKeyId(rotated.key), created.id, 'and embedded in the new key')
+  t.match(rotated, { guildId: g, plan: 'starter', name: 'bot', expiresAt: created.expiresAt, createdAt: created.createdAt, revokedAt: null })
+  t.ok(rotated.rotatedAt !== null && rotated.rotatedAt.getTime() >= before, 'rotatedAt by Redis\'s clock')
+
+  t.equal((await store.check(created.key)).status, 'unknown', 'the old key stops working')
+  t.match(await store.check(rotated.key), { status: 'ok', id: created.id, guildId: g, plan: 'starter', expiresAt: created.expiresAt?.getTime() })
+  t.same((await store.list(g)).map((k) => [k.id, k.rotatedAt?.getTime()]), [[created.id, rotated.rotatedAt?.getTime()]], 'still one key, listed with rotatedAt')
+
+  const record = await raw.hgetall(keys.apiKey(created.id))
+  t.equal(record.hash, hashApiKey(rotated.key), 'the new key is stored as its SHA-256')
+  const stored = await everythingStored()
+  t.notOk(stored.some((value) => value.includes(rotated.key.slice(21))), 'its secret is stored nowhere')
+  t.notOk(stored.includes(hashApiKey(created.key)), 'the old hash is gone')
+
+  const again = await store.rotate(created.id)
+  t.equal((await store.check(rotated.key)).status, 'unknown', 'each rotation retires the key before it')
+  t.equal((await store.check(again.key)).status, 'ok')
+})
+
+t.test('setPlan() moves a key to another plan and keeps its secret; a bad plan writes nothing', async (t) => {
+  const g = newGuild()
+  const created = await store.create({ guildId: g, plan: 'free', name: 'dash' })
+  const changed = await store.setPlan(created.id, 'professional')
+  t.match(changed, { id: created.id, plan: 'professional', name: 'dash', guildId: g })
+  t.match(await store.check(created.key), { status: 'ok', plan: 'professional' }, 'the same key, on the new plan')
+  t.equal((await store.get(created.id))?.plan, 'professional')
+  for (const plan of ['enterprise', 'Free', '']) {
+    const before = await snapshot(raw)
+    await t.rejects(store.setPlan(created.id, plan), InvalidParameterError, JSON.stringify(plan))
+    t.same(await snapshot(raw), before, `${JSON.stringify(plan)}: Redis unchanged`)
+  }
+})
+
+t.test('rotate() and setPlan() refuse a revoked, an expired or an unknown key, and write nothing', async (t) => {
+  const g = newGuild()
+  const revoked = await store.create({ guildId: g, plan: 'free' })
+  await store.revoke(revoked.id)
+  const expired = await store.create({ guildId: g, plan: 'free', expiresInSeconds: 1 })
+  await sleep(1100)
+  const cases: Array<[string, () => Promise<unknown>, new (...args: never[]) => Error, RegExp]> = [
+    ['rotate a revoked key', async () => await store.rotate(revoked.id), ApiKeyInactiveError, /cannot rotate API key \w+: it was revoked/],
+    ['set the plan of a revoked key', async () => await store.setPlan(revoked.id, 'starter'), ApiKeyInactiveError, /it was revoked/],
+    ['rotate an expired key', async () => await store.rotate(expired.id), ApiKeyInactiveError, /it has expired/],
+    ['set the plan of an expired key', async () => await store.setPlan(expired.id, 'starter'), ApiKeyInactiveError, /it has expired/],
+    ['rotate an unknown id', async () => await store.rotate('0123456789abcdef'), ApiKeyNotFoundError, /no API key with id/],
+    ['set the plan of a malformed id', async () => await store.setPlan('../x', 'free'), ApiKeyNotFoundError, /no API key with id/]
+  ]
+  for (const [what, run, type, message] of cases) {
+    const before = await snapshot(raw)
+    await t.rejects(run(), type, what)
+    await t.rejects(run(), { message }, what)
+    t.same(await snapshot(raw), before, `${what}: Redis unchanged`)
+  }
+  t.equal((await store.check(revoked.key)).status, 'revoked', 'the revoked key stays revoked')
 })

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { RedisCluster, redisFixture } from './helpers/redis-server.js'
 import { snapshot } from './helpers/redis-snapshot.js'
-import { pick, randomInt, type Random, seededRandom } from './helpers/random.js'
+import { Random } from '../src/random.js'
 import { boardOf, malformedRecords, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
 import { BULK_BATCH, type BulkMember, LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -29,15 +29,15 @@ const THRESHOLD_XPS = [...new Set([0, 1, MAX_XP, MAX_XP - 1, ...CURVES.flatMap((
 /** A member of `kind`: 0 given a username and a daily record, 1 a username only, 2 a daily record only, 3 neither. */
 function shaped (random: Random, userId: string, xp: number, kind: number): BulkMember {
   const member: BulkMember = { userId, xp }
-  if (kind <= 1) member.username = `${pick(random, ['ada', 'Zoë', 'x:y:z', '  padded  '])} ${randomInt(random, 1, 999)}`
-  if (kind === 0 || kind === 2) member.daily = { streak: randomInt(random, 1, 400), lastClaim: new Date(Date.UTC(2026, 0, 1) + randomInt(random, 0, 300) * DAY + randomInt(random, 0, DAY - 1)) }
+  if (kind <= 1) member.username = `${random.pick(['ada', 'Zoë', 'x:y:z', '  padded  '])} ${random.int(1, 999)}`
+  if (kind === 0 || kind === 2) member.daily = { streak: random.int(1, 400), lastClaim: new Date(Date.UTC(2026, 0, 1) + random.int(0, 300) * DAY + random.int(0, DAY - 1)) }
   return member
 }
 
 /** `count` members with ids of 1 to 20 digits, XP over the whole range, and every mix of username and daily record. */
 function crowd (random: Random, count: number, idBase = 1n): BulkMember[] {
   return Array.from({ length: count }, (_, i) => {
-    const xp = i < THRESHOLD_XPS.length ? THRESHOLD_XPS[i] as number : random() < 0.1 ? 0 : randomInt(random, 1, random() < 0.9 ? 100_000 : MAX_XP)
+    const xp = i < THRESHOLD_XPS.length ? THRESHOLD_XPS[i] as number : random.next() < 0.1 ? 0 : random.int(1, random.next() < 0.9 ? 100_000 : MAX_XP)
     return shaped(random, String(idBase + BigInt(i) * 7_777_777_777n), xp, i % 4)
   })
 }
@@ -62,7 +62,7 @@ async function checkExact (t: Test, client: RedisClient, guildId: string, what: 
 
 t.test('new members: each on the board with its XP, username and daily record as given, aggregates exact', async (t) => {
   const g = newGuild()
-  const members = crowd(seededRandom(1), 2 * BULK_BATCH + 17)
+  const members = crowd(new Random(1), 2 * BULK_BATCH + 17)
   const progress: number[] = []
   t.equal(await writer.bulkSetMembers(g, members, (done) => { progress.push(done) }), members.length, 'returns the members set')
   t.equal(progress.at(-1), members.length, 'progress ends at the count')
@@ -85,7 +85,7 @@ t.test('new members: each on the board with its XP, username and daily record as
 
 t.test('overwrites: XP set outright (up, down, to and from 0), records merged, aggregates exact under every curve', async (t) => {
   const g = newGuild()
-  const random = seededRandom(2)
+  const random = new Random(2)
   const before = crowd(random, 1500)
   await writer.bulkSetMembers(g, before)
   // Single writes on some of them too, so the bulk write meets what they left.
@@ -96,7 +96,7 @@ t.test('overwrites: XP set outright (up, down, to and from 0), records merged, a
 
   const storedBefore = await recordsOf(redis, keys.guild(g))
   const after = before.map((m, i) => {
-    const xp = i % 3 === 0 ? 0 : i % 3 === 1 ? Math.min(MAX_XP, m.xp + randomInt(random, 1, 5000)) : Math.max(0, m.xp - randomInt(random, 1, 5000))
+    const xp = i % 3 === 0 ? 0 : i % 3 === 1 ? Math.min(MAX_XP, m.xp + random.int(1, 5000)) : Math.max(0, m.xp - random.int(1, 5000))
     return shaped(random, m.userId, xp, (i * 7) % 4)
   })
   // Members new to the server among the overwritten ones.
@@ -117,7 +117,7 @@ t.test('overwrites: XP set outright (up, down, to and from 0), records merged, a
 
 t.test('a member given more than once in a call counts as applied in turn: the last XP, the last username and daily record given', async (t) => {
   const g = newGuild()
-  const filler = crowd(seededRandom(3), BULK_BATCH + 10, 5_000_000_000n)
+  const filler = crowd(new Random(3), BULK_BATCH + 10, 5_000_000_000n)
   const claim = (iso: string, streak: number) => ({ streak, lastClaim: at(iso) })
   const members: BulkMember[] = [
     { userId: '1', xp: 500, username: 'first', daily: claim('2026-01-01T00:00:00Z', 3) },
@@ -169,7 +169,7 @@ t.test('a member not given a username or daily record keeps the stored ones', as
 
 t.test('idempotent: the same call again leaves the board, records and stats byte for byte the same; only the version moves', async (t) => {
   const g = newGuild()
-  const members = crowd(seededRandom(4), BULK_BATCH + 333)
+  const members = crowd(new Random(4), BULK_BATCH + 333)
   await writer.bulkSetMembers(g, members)
   const k = keys.guild(g)
   const data = async () => await snapshot(raw, `${keys.prefix}:{${g}}:*`)
@@ -189,7 +189,7 @@ t.test('idempotent: the same call again leaves the board, records and stats byte
  * as given; everything must stay exact.
  */
 async function mixedWorkload (t: Test, clients: RedisClient[], guildId: string, seed: number): Promise<void> {
-  const random = seededRandom(seed)
+  const random = new Random(seed)
   const writers = clients.map((c) => new LeaderboardWriter(c, keys))
   await Promise.all(writers.map(async (w) => await w.configureGuild(guildId, { curve: 'linear' }))) // every connection is up
   // More batches than the writer keeps in flight (2 calls x BULK_IN_FLIGHT x BULK_BATCH), so later
@@ -201,13 +201,13 @@ async function mixedWorkload (t: Test, clients: RedisClient[], guildId: string, 
   let landedDuringBulk = 0
   let singles = 0
   const single = async (w: LeaderboardWriter, i: number): Promise<void> => {
-    const userId = pick(random, sharedIds)
-    const roll = random()
+    const userId = random.pick(sharedIds)
+    const roll = random.next()
     try {
-      if (roll < 0.35) await w.awardXp({ guildId, userId, xp: randomInt(random, 1, 5000), username: random() < 0.3 ? `award ${i}` : undefined })
-      else if (roll < 0.55) await w.setXp({ guildId, userId, xp: random() < 0.2 ? 0 : randomInt(random, 1, 10_000_000) })
+      if (roll < 0.35) await w.awardXp({ guildId, userId, xp: random.int(1, 5000), username: random.next() < 0.3 ? `award ${i}` : undefined })
+      else if (roll < 0.55) await w.setXp({ guildId, userId, xp: random.next() < 0.2 ? 0 : random.int(1, 10_000_000) })
       else if (roll < 0.7) await w.removeMember({ guildId, userId })
-      else if (roll < 0.85) await w.claimDaily({ guildId, userId, at: new Date(Date.UTC(2026, 0, 1) + randomInt(random, 0, 400) * DAY) })
+      else if (roll < 0.85) await w.claimDaily({ guildId, userId, at: new Date(Date.UTC(2026, 0, 1) + random.int(0, 400) * DAY) })
       else await w.setUsername({ guildId, userId, username: `renamed ${i}` })
     } catch (err) {
       if (!(err instanceof DailyClaimRefusedError) && !(err instanceof XpLimitError)) throw err
@@ -273,8 +273,8 @@ t.test('on a 3-master cluster: two servers in different slots on different nodes
 
 t.test('bad input is refused with InvalidParameterError before anything is written', async (t) => {
   const g = newGuild()
-  await writer.bulkSetMembers(g, crowd(seededRandom(7), 10))
-  const good = crowd(seededRandom(8), 2 * BULK_BATCH, 10n ** 15n)
+  await writer.bulkSetMembers(g, crowd(new Random(7), 10))
+  const good = crowd(new Random(8), 2 * BULK_BATCH, 10n ** 15n)
   const bad: Array<[string, unknown]> = [
     ['a user id with a leading zero', { userId: '0123', xp: 1 }],
     ['an empty user id', { userId: '', xp: 1 }],

@@ -18,10 +18,31 @@ interface Service {
   depends_on?: string[] | Record<string, { condition?: string }>
   healthcheck?: { test?: string | string[] }
   restart?: unknown
+  secrets?: Array<string | { source?: string, target?: string }>
 }
-interface ComposeFile { version?: unknown, services?: Record<string, Service>, volumes?: Record<string, unknown> }
+interface ComposeFile {
+  version?: unknown
+  services?: Record<string, Service>
+  volumes?: Record<string, unknown>
+  secrets?: Record<string, { file?: string, environment?: string }>
+}
 
-const compose = parse(read('docker-compose.yml')) as ComposeFile
+/**
+ * The file as Compose reads it with `env` as the shell's environment: `${VAR}`, `${VAR:-default}`
+ * and `${VAR:?message}` replaced, `$$` left as one `$` for the container's shell.
+ */
+function composeWith (env: Env): ComposeFile {
+  const text = read('docker-compose.yml').replace(/\$\$|\$\{(\w+)(?::([-?])([^}]*))?\}/g, (whole, name?: string, op?: string, arg?: string) => {
+    if (whole === '$$') return '$'
+    const value = env[name ?? '']
+    if (value !== undefined && value !== '') return value
+    if (op === '?') throw new Error(`compose would stop: ${name ?? ''} ${arg ?? ''}`)
+    return op === '-' ? arg ?? '' : ''
+  })
+  return parse(text) as ComposeFile
+}
+
+const compose = composeWith({})
 const services = compose.services ?? {}
 const redis = services.redis ?? {}
 const api = services.api ?? {}
@@ -66,6 +87,20 @@ function pointsAtRedisService (url: string | undefined): boolean {
   }
 }
 
+const SECRET_FILE = '/run/secrets/redis_password'
+const mountsSecret = (service: Service): boolean =>
+  (service.secrets ?? []).some((s) => (typeof s === 'string' ? s : s.source) === 'redis_password')
+
+/**
+ * The REDIS_URL a service's command sets before it execs, with the secret read as `<password>`,
+ * and what it then runs: api and seed build the URL from the secret file in their shell.
+ */
+function redisUrlFromCommand (service: Service): { url?: string, runs?: string } {
+  const script = words(service.command).join(' ')
+  const match = /REDIS_URL="([^"]+)" exec (.+)$/.exec(script)
+  return { url: match?.[1]?.replace(`$(cat ${SECRET_FILE})`, '<password>'), runs: match?.[2] }
+}
+
 const dependsOnHealthyRedis = (service: Service): boolean =>
   !Array.isArray(service.depends_on) && service.depends_on?.redis?.condition === 'service_healthy'
 
@@ -74,36 +109,66 @@ t.test('the compose file', async (t) => {
   t.same(Object.keys(services).sort(), ['api', 'redis', 'seed'], 'services redis, api and seed')
 })
 
-t.test('redis: the targeted version, persistent and health-checked', async (t) => {
+t.test('redis: the targeted version, persistent, password-protected and health-checked', async (t) => {
   t.match(redis.image, /^redis:7\.0(\.\d+)?(-[a-z0-9.]+)?$/, 'a Redis 7.0 image')
-  t.match(words(redis.command).join(' '), /(^|\s)--appendonly yes(\s|$)/, 'AOF persistence on')
+  const script = words(redis.command).join(' ')
+  t.match(script, /(^|\s)--appendonly yes(\s|$)/, 'AOF persistence on')
+  t.ok(mountsSecret(redis), 'mounts the redis_password secret')
+  t.match(script, `pw="$(cat ${SECRET_FILE})"`, 'reads the password from the secret')
+  t.match(script, /exec redis-server - .*<<EOF\s+requirepass \$pw\s/, 'and requires it, through the configuration on stdin (not argv)')
+  t.match(script, /"" \| \*\[!A-Za-z0-9\._~-\]\*\)[^;]*?echo "set REDIS_PASSWORD[^"]*" >&2\s+exit 1/, 'refuses to start without a URL-safe password')
+  t.match(script, /#\s*maxmemory \d+[kmg]b/i, 'a commented maxmemory to start from')
+  t.match(script, /#\s*maxmemory-policy noeviction/, 'with noeviction: evicting keys would break the exact aggregates')
   t.ok(namedVolumes(redis).length > 0, 'data on a named volume')
   t.ok((redis.volumes ?? []).some((v) => (typeof v === 'string' ? v.split(':')[1] : v.target) === '/data'),
     'the volume is mounted where the image keeps its data (/data)')
   t.match(healthcheckText(redis), /redis-cli.*\bping\b/i, 'healthcheck pings with redis-cli')
+  t.match(healthcheckText(redis), `REDISCLI_AUTH="$(cat ${SECRET_FILE})"`, 'authenticated, the password off the command line')
 })
 
-t.test('api: built here, published on 3000, wired to the redis service', async (t) => {
+t.test('the Redis password comes from REDIS_PASSWORD or a secret file, never from the compose file', async (t) => {
+  const secret = compose.secrets?.redis_password
+  t.ok(secret !== undefined, 'a top-level secret redis_password')
+  t.ok(secret?.environment === 'REDIS_PASSWORD' || (secret?.file !== undefined && secret.file !== ''),
+    'sourced from REDIS_PASSWORD in the environment, or from a file')
+  t.notMatch(read('docker-compose.yml'), /requirepass [^$\s]/, 'no password written in the file')
+  for (const [name, service] of [['api', api], ['seed', seed]] as const) {
+    t.ok(mountsSecret(service), `${name} mounts the secret`)
+    const { url } = redisUrlFromCommand(service)
+    t.ok(pointsAtRedisService(url), `${name}: REDIS_URL points at the redis service (${String(url)})`)
+    t.equal(url === undefined ? undefined : decodeURIComponent(new URL(url.replace('<password>', 'pw')).password), 'pw',
+      `${name}: REDIS_URL carries the password from the secret`)
+  }
+})
+
+t.test('api: built here, on PORT (3000 unless set) for the mapping, the server and the healthcheck, wired to redis', async (t) => {
   const build = typeof api.build === 'string' ? { context: api.build } : api.build
   t.ok(build !== undefined && ['.', './'].includes(build.context ?? ''), 'builds from the project directory')
   t.equal(build?.dockerfile ?? 'Dockerfile', 'Dockerfile', 'with the Dockerfile there')
   t.ok(existsSync(new URL('Dockerfile', root)), 'which exists')
-  t.ok((api.ports ?? []).some((p) => typeof p === 'object'
-    ? p.target === 3000 && String(p.published) === '3000'
-    : /^(\d+\.\d+\.\d+\.\d+:)?3000:3000(\/tcp)?$/.test(String(p))), 'publishes container port 3000 on host port 3000')
-  const env = envOf(api)
-  t.ok(pointsAtRedisService(env.REDIS_URL), `REDIS_URL points at the redis service (${env.REDIS_URL})`)
-  t.equal(env.HOST, '0.0.0.0', 'listens on every interface inside the container')
-  t.ok(dependsOnHealthyRedis(api), 'starts once redis is healthy')
+  for (const port of [undefined, '8080']) {
+    const service = composeWith(port === undefined ? {} : { PORT: port }).services?.api ?? {}
+    const expected = port ?? '3000'
+    t.ok((service.ports ?? []).some((p) => typeof p === 'object'
+      ? String(p.target) === expected && String(p.published) === expected
+      : new RegExp(`^(\\d+\\.\\d+\\.\\d+\\.\\d+:)?${expected}:${expected}(/tcp)?$`).test(String(p))),
+    `PORT=${String(port)}: publishes container port ${expected} on host port ${expected}`)
+    t.equal(envOf(service).PORT, expected, `PORT=${String(port)}: the server listens on ${expected}`)
+  }
   t.match(healthcheckText(api), /\/healthz/, 'healthcheck on /healthz')
-  t.match(healthcheckText(api), /\bnode\b.*\bfetch\(/, 'with node fetch (the slim image has no curl)')
+  t.match(healthcheckText(api), /\bnode\b.*\bfetch\(.*process\.env\.PORT/, 'with node fetch (the slim image has no curl), on the server\'s PORT')
+  const env = envOf(api)
+  t.equal(env.HOST, '0.0.0.0', 'listens on every interface inside the container')
+  t.equal(redisUrlFromCommand(api).runs, 'node dist/server.js', 'execs the server, so node is PID 1 and gets the signals')
+  t.ok(dependsOnHealthyRedis(api), 'starts once redis is healthy')
 })
 
 t.test('seed: a one-shot run of the CLI demo command on the same build', async (t) => {
   t.same(seed.build, api.build, 'same build as api')
-  t.match(words(seed.command).join(' '), /^node dist\/cli\/main\.js demo(\s|$)/, 'runs the CLI demo command')
+  t.match(redisUrlFromCommand(seed).runs, /^node dist\/cli\/main\.js demo(\s|$)/, 'runs the CLI demo command')
+  t.match(redisUrlFromCommand(composeWith({ PORT: '8080' }).services?.seed ?? {}).runs, '--base-url http://localhost:8080',
+    'its curl line follows PORT')
   t.ok(seed.restart === undefined || seed.restart === 'no', `never restarted (restart: ${String(seed.restart)})`)
-  t.ok(pointsAtRedisService(envOf(seed).REDIS_URL), 'REDIS_URL points at the redis service')
   t.ok(dependsOnHealthyRedis(seed), 'starts once redis is healthy')
 })
 
@@ -133,7 +198,11 @@ const runtimeArgs = (op: string): string[] => runtime.filter((i) => i.op === op)
 t.test('Dockerfile: a small runtime stage that runs as a user and checks its own health', async (t) => {
   const froms = dockerfile.filter((i) => i.op === 'FROM')
   t.ok(froms.length >= 2, 'multi-stage (a build stage and a runtime stage)')
-  for (const from of froms) t.match(from.args, /^node:20(-bookworm)?-slim\b/, `Node 20 slim base (${from.args})`)
+  for (const from of froms) t.match(from.args, /^node:24(-bookworm)?-slim\b/, `Node 24 LTS slim base (${from.args})`)
+  const engines = (JSON.parse(read('package.json')) as { engines?: { node?: string } }).engines?.node
+  t.equal(engines, '>=22', 'package.json engines: Node 22 or later')
+  t.ok(froms.every((from) => Number(/^node:(\d+)/.exec(from.args)?.[1]) >= Number(/\d+/.exec(engines ?? '')?.[0])),
+    'the image\'s Node satisfies engines')
   t.ok(dockerfile.some((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args)) && lastFrom > 0, 'builds before the runtime stage')
   t.ok(runtimeArgs('RUN').some((a) => /\bnpm ci\b.*--omit=dev\b/.test(a)), 'runtime installs production dependencies only')
   t.ok(runtimeArgs('COPY').some((a) => /--from=\S+.*\bdist\b/.test(a)), 'runtime takes dist/ from the build stage')
@@ -190,7 +259,8 @@ t.test('every variable the container setup sets is one the code reads', async (t
   const serverSources = sourcesOf(['src/config.ts'])
   const dockerEnv = runtimeArgs('ENV').flatMap((a) => [...a.matchAll(/(\w+)=/g)].map((m) => m[1] ?? ''))
     .filter((name) => name !== 'NODE_ENV') // read by Node and libraries, not by our config
+  const setInCommand = (service: Service): string[] => redisUrlFromCommand(service).url === undefined ? [] : ['REDIS_URL']
   checkReadsEnv(t, dockerEnv, serverSources, 'the server (Dockerfile ENV)')
-  checkReadsEnv(t, Object.keys(envOf(api)), serverSources, 'the server (compose api)')
-  checkReadsEnv(t, Object.keys(envOf(seed)), sourcesOf(['src/config.ts', 'src/cli/']), 'the CLI (compose seed)')
+  checkReadsEnv(t, [...Object.keys(envOf(api)), ...setInCommand(api)], serverSources, 'the server (compose api)')
+  checkReadsEnv(t, [...Object.keys(envOf(seed)), ...setInCommand(seed)], sourcesOf(['src/config.ts', 'src/cli/']), 'the CLI (compose seed)')
 })

@@ -1,6 +1,6 @@
 // Configuration from the environment: defaults, conversions, and one clear line for bad values.
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, loadRedisConfig } from '../src/config.js'
 
 t.test('defaults when nothing is set', async (t) => {
   const config = loadConfig({})
@@ -13,7 +13,13 @@ t.test('defaults when nothing is set', async (t) => {
     planLimits: { free: 100, starter: 1000, professional: 10000 },
     rateLimitWindowMs: 3_600_000,
     authFailureLimit: 30,
-    authFailureWindowMs: 60_000
+    authFailureWindowMs: 60_000,
+    trustProxy: false,
+    requestTimeoutMs: 10_000,
+    shutdownDrainMs: 5000,
+    maxEventLoopDelayMs: 50,
+    maxHeapUsedPercent: 90,
+    outageLogIntervalMs: 30_000
   })
   t.equal(config.redisUrl, undefined, 'no REDIS_URL means the local demo Redis')
 })
@@ -28,7 +34,9 @@ t.test('environment values are converted, and PLAN_LIMITS merges over the defaul
     LOG_LEVEL: 'warn',
     PLAN_LIMITS: '{"free":5}',
     RATE_LIMIT_WINDOW_MS: '2000',
-    TRUST_PROXY: 'true'
+    TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,loopback',
+    SHUTDOWN_DRAIN_MS: '0',
+    MAX_EVENT_LOOP_DELAY_MS: '0'
   })
   t.match(config, {
     port: 8080,
@@ -39,8 +47,17 @@ t.test('environment values are converted, and PLAN_LIMITS merges over the defaul
     logLevel: 'warn',
     planLimits: { free: 5, starter: 1000, professional: 10000 },
     rateLimitWindowMs: 2000,
-    trustProxy: true
+    trustProxy: ['10.0.0.1', '10.1.0.0/16', 'loopback'],
+    shutdownDrainMs: 0,
+    maxEventLoopDelayMs: 0
   })
+})
+
+t.test('TRUST_PROXY takes false, a hop count, or proxies\' addresses and CIDRs', async (t) => {
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  t.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false, 'no hops: trust nobody')
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  t.same(loadConfig({ TRUST_PROXY: '::1,2001:db8::/32' }).trustProxy, ['::1', '2001:db8::/32'])
 })
 
 t.test('a bad value stops the start with a message naming the variable', async (t) => {
@@ -54,10 +71,32 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ REDIS_PREFIX: 'a{b}' }, /REDIS_PREFIX must match pattern/],
     [{ RATE_LIMIT_WINDOW_MS: '10' }, /RATE_LIMIT_WINDOW_MS must be >= 1000/],
     [{ API_KEY_CACHE_TTL_MS: '6000' }, /API_KEY_CACHE_TTL_MS must be <= 5000/],
-    [{ REDIS_CLUSTER: 'maybe' }, /REDIS_CLUSTER must be boolean/]
+    [{ REDIS_CLUSTER: 'maybe' }, /REDIS_CLUSTER must be boolean/],
+    [{ REDIS_URL: 'http://x' }, /^invalid configuration: REDIS_URL must be redis:\/\/\[user:password@\]host:port\[\/db\] or rediss:\/\//],
+    [{ REDIS_URL: 'redis://a:1,localhost:2', REDIS_CLUSTER: 'true' }, /REDIS_URL must be redis:\/\//],
+    [{ TRUST_PROXY: 'true' }, /^invalid configuration: TRUST_PROXY=true is refused as unsafe: any client could choose its own address through X-Forwarded-For\. Give the number of proxies/],
+    [{ TRUST_PROXY: '10.0.0.1,proxy.internal' }, /TRUST_PROXY must be false, a hop count, or comma-separated addresses and CIDRs of proxies \(not "proxy\.internal"\)/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY must be false, a hop count/],
+    [{ SHUTDOWN_DRAIN_MS: '-1' }, /SHUTDOWN_DRAIN_MS must be >= 0/],
+    [{ REQUEST_TIMEOUT_MS: '10' }, /REQUEST_TIMEOUT_MS must be >= 1000/],
+    [{ MAX_HEAP_USED_PERCENT: '120' }, /MAX_HEAP_USED_PERCENT must be <= 100/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'Error', message }, JSON.stringify(env))
     try { loadConfig(env) } catch (err) { t.ok(err instanceof ConfigError) }
   }
+})
+
+t.test('the CLI\'s Redis settings are read by the server\'s rules: the same spelling means the same thing', async (t) => {
+  for (const value of ['TRUE', 'true', 'True', '1', 'FALSE', 'false', '0']) {
+    const env = { REDIS_CLUSTER: value, REDIS_URL: 'redis://r:7000', REDIS_PREFIX: 'p' }
+    const server = loadConfig(env)
+    t.same(loadRedisConfig(env), { redisUrl: server.redisUrl, redisCluster: server.redisCluster, redisPrefix: 'p' }, `REDIS_CLUSTER=${value}`)
+  }
+  t.equal(loadRedisConfig({ REDIS_CLUSTER: 'TRUE' }).redisCluster, true, 'TRUE is true, to the CLI too')
+  t.same(loadRedisConfig({}), { redisUrl: undefined, redisCluster: false, redisPrefix: 'lb' }, 'defaults')
+  t.throws(() => loadRedisConfig({ REDIS_CLUSTER: 'maybe' }), { message: 'invalid configuration: REDIS_CLUSTER must be boolean' })
+  t.throws(() => loadRedisConfig({ REDIS_PREFIX: 'a{b}' }), { message: /^invalid configuration: REDIS_PREFIX must match pattern/ })
+  t.same(loadRedisConfig({ PORT: 'abc', PLAN_LIMITS: 'nonsense', REDIS_PREFIX: 'q' }).redisPrefix, 'q',
+    'a bad value of a setting only the server reads does not stop the CLI')
 })

@@ -5,7 +5,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
-import { pick, randomInt, seededRandom } from './helpers/random.js'
+import { Random } from '../src/random.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -62,8 +62,8 @@ function contractLevel (curve: Curve, xp: bigint): number {
   return lo
 }
 
-const random = seededRandom(20240611)
-const randomXp = (max: number): number => randomInt(random, 0, max)
+const random = new Random(20240611)
+const randomXp = (max: number): number => random.int(0, max)
 
 /**
  * The thresholds of the table up to MAX_XP, each with one XP below and above it: every one up to
@@ -234,7 +234,7 @@ return out`
     ]
     // One guild per point: the member's first XP moves the sums from 0; then a second value,
     // another point, moves them from an arbitrary old XP to an arbitrary new one.
-    const second = points.map(() => pick(random, points))
+    const second = points.map(() => random.pick(points))
     const wrong: string[] = []
     async function check (guildId: string, xp: number, step: string): Promise<void> {
       const [xpTotal, withXp, ...sums] = await redis.hmget(keys.guild(guildId).stats,

@@ -2,12 +2,13 @@
 // good, and explaining itself when there is no redis-server to start.
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { connect } from 'node:net'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { startLocalRedis, type LocalRedis } from '../src/demo/local-redis.js'
+import { readDemoState, writeDemoState } from '../src/demo/demo-state.js'
 
 const root = mkdtempSync(join(tmpdir(), 'lb-local-redis-'))
 t.teardown(() => { rmSync(root, { recursive: true, force: true }) })
@@ -122,4 +123,49 @@ setInterval(() => {}, 1000)`
   t.notOk(isRunning(orphanPid), 'the orphan was stopped')
   t.match(lines.join('\n'), `stopping redis-server ${orphanPid}`)
   t.equal(await withClient(t, next.url, async (r) => await r.get('demo:kept')), 'yes', 'its data was flushed and is served by the new one')
+})
+
+t.test('a start asked for the port of last time gets it, and another (saying which was taken) when it is taken', async (t) => {
+  const dir = join(root, 'port', '.data')
+  const first = await start(t, { dir })
+  t.equal(first.portTaken, undefined)
+  await first.stop()
+
+  const again = await start(t, { dir, port: first.port })
+  t.equal(again.port, first.port, 'the same port as before')
+  t.equal(again.url, first.url, 'so a REDIS_URL printed earlier still works')
+  t.equal(again.portTaken, undefined)
+  await again.stop()
+
+  // Someone else takes the port while the demo is down.
+  const squatter = createServer()
+  await new Promise<void>((resolve) => squatter.listen(first.port, '127.0.0.1', resolve))
+  t.teardown(() => { squatter.close() })
+  const moved = await start(t, { dir, port: first.port })
+  t.not(moved.port, first.port, 'another port')
+  t.equal(moved.portTaken, first.port, 'and it says which port was taken')
+  t.equal(await withClient(t, moved.url, async (r) => await r.ping()), 'PONG')
+})
+
+t.test('a remembered port of 6379 is never used: that is where a developer\'s own Redis lives', async (t) => {
+  const redis = await start(t, { dir: join(root, 'default-port'), port: 6379 })
+  t.not(redis.port, 6379)
+  t.equal(redis.portTaken, undefined, 'not reported as taken: it was never tried')
+})
+
+t.test('the demo state file holds the port and the key, readable by its owner only, and a broken one is ignored', async (t) => {
+  const dir = join(root, 'state', '.data')
+  t.same(readDemoState(dir), {}, 'nothing remembered before the first start')
+  writeDemoState(dir, { redisPort: 41234, apiKey: 'lbk_0123456789abcdef_x' })
+  t.same(readDemoState(dir), { redisPort: 41234, apiKey: 'lbk_0123456789abcdef_x' })
+  t.equal(statSync(join(dir, 'demo.json')).mode & 0o777, 0o600, 'mode 0600: it holds a key')
+
+  writeFileSync(join(dir, 'demo.json'), '{"redisPort": 41235}', { mode: 0o644 })
+  writeDemoState(dir, { redisPort: 41236 })
+  t.equal(statSync(join(dir, 'demo.json')).mode & 0o777, 0o600, 'a file left readable by others is made private on the next write')
+
+  for (const text of ['not json', '[]', 'null', '{"redisPort": "41234", "apiKey": 7}', '{"redisPort": 70000}']) {
+    writeFileSync(join(dir, 'demo.json'), text)
+    t.same(readDemoState(dir), {}, `${text}: nothing usable remembered`)
+  }
 })

@@ -3,10 +3,14 @@
 // configuration or a missing redis-server is one clear line and exit code 1.
 import t, { type Test } from 'tap'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createRedis } from '../src/redis/client.js'
+import { KeyBuilder } from '../src/redis/keys.js'
+import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 
 const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url))
 // Absolute, so the child finds tsx whatever its working directory.
@@ -22,8 +26,9 @@ interface Run {
 function startServer (t: Test, cwd: string, env: NodeJS.ProcessEnv): Run {
   const child = spawn(process.execPath, ['--import', TSX, SERVER], {
     cwd,
-    // NODE_OPTIONS carries tap's process hooks; the server runs as a user would run it.
-    env: { PATH: process.env.PATH, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', ...env },
+    // NODE_OPTIONS carries tap's process hooks; the server runs as a user would run it. No drain
+    // on SIGTERM: nothing is in flight, and test/shutdown.test.ts pins the drain.
+    env: { PATH: process.env.PATH, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
@@ -58,20 +63,25 @@ function tempDir (t: Test): string {
   return dir
 }
 
+const REDIS_URL = /REDIS_URL=(redis:\/\/127\.0\.0\.1:(\d+))/
 const CURL = /curl -H 'x-api-key: (lbk_[A-Za-z0-9_-]+)' (http:\/\/127\.0\.0\.1:\d+\/api\/v1\/servers\/(\d+)\/leaderboard)/
 
-t.test('demo mode: a local Redis, a seeded server, and a curl line that returns a leaderboard', async (t) => {
+t.test('demo mode: a local Redis, a seeded server, and a curl line that returns a leaderboard; the key and the port are kept', async (t) => {
   const dir = tempDir(t)
   const first = startServer(t, dir, {})
-  const [, key = '', url = '', guildId] = await waitFor(CURL, first.stdout, first.exited)
-  t.match(first.stdout(), /REDIS_URL=redis:\/\/127\.0\.0\.1:\d+/, 'prints the REDIS_URL for the CLI')
-  t.match(first.stdout(), /seeded/)
+  const [, key = '', url = '', guildId = ''] = await waitFor(CURL, first.stdout, first.exited)
+  const [, redisUrl = '', redisPort = ''] = REDIS_URL.exec(first.stdout()) ?? []
+  t.ok(redisUrl !== '', 'prints the REDIS_URL for the CLI')
+  t.match(first.stdout(), /seeded; a new demo API key \(kept in \.data\/demo\.json\)/)
   const res = await fetch(url, { headers: { 'x-api-key': key } })
   t.equal(res.status, 200)
   const body = await res.json() as { data: unknown[], total: number }
   t.equal(body.data.length, 10)
   t.ok(body.total >= 100, `the demo server has ${body.total} members`)
   t.notOk(first.stdout().split('\n').some((line) => line.startsWith('{') && line.includes(key)), 'the JSON logs do not carry the key')
+  const stateFile = join(dir, '.data', 'demo.json')
+  t.same(JSON.parse(readFileSync(stateFile, 'utf8')), { redisPort: Number(redisPort), apiKey: key }, '.data/demo.json keeps the port and the key')
+  t.equal(statSync(stateFile).mode & 0o777, 0o600, 'readable by its owner only')
 
   first.child.kill('SIGTERM')
   t.equal(await first.exited, 0, 'closes cleanly on SIGTERM, stopping its Redis')
@@ -80,9 +90,54 @@ t.test('demo mode: a local Redis, a seeded server, and a curl line that returns 
   const [, key2 = '', url2 = '', guild2] = await waitFor(CURL, second.stdout, second.exited)
   t.equal(guild2, guildId)
   t.notMatch(second.stdout(), /seeded/, 'the data survived the restart: nothing is seeded again')
+  t.equal(key2, key, 'the same key, not one more never-expiring key')
+  t.match(second.stdout(), /; the demo API key \(kept in/)
+  t.equal(REDIS_URL.exec(second.stdout())?.[1], redisUrl, 'the same REDIS_URL as before')
+  t.notMatch(second.stdout(), /is taken/)
   const again = await (await fetch(url2, { headers: { 'x-api-key': key2 } })).json() as { total: number }
   t.equal(again.total, body.total)
-  t.equal((await fetch(url2, { headers: { 'x-api-key': key } })).status, 200, 'the first key still works')
+  const redis = createRedis({ url: redisUrl, offlineQueue: true })
+  t.teardown(() => { redis.disconnect() })
+  t.same((await new ApiKeyStore(redis, new KeyBuilder()).list(guildId)).map((info) => info.name), ['demo'], 'still one demo key in Redis')
+  redis.disconnect()
+  second.child.kill('SIGTERM')
+  t.equal(await second.exited, 0)
+
+  // While the demo is down, something else takes its Redis port.
+  const squatter = createServer()
+  await new Promise<void>((resolve) => squatter.listen(Number(redisPort), '127.0.0.1', resolve))
+  t.teardown(() => { squatter.close() })
+  const third = startServer(t, dir, {})
+  const [, key3 = '', url3 = ''] = await waitFor(CURL, third.stdout, third.exited)
+  const movedTo = REDIS_URL.exec(third.stdout())?.[2] ?? ''
+  t.not(movedTo, redisPort, 'another port')
+  t.match(third.stdout(), `Port ${redisPort}, the local Redis's port last time, is taken: it now listens on ${movedTo}, so REDIS_URL has changed.`)
+  t.equal(key3, key, 'the key is still the same')
+  t.equal((await fetch(url3, { headers: { 'x-api-key': key } })).status, 200, 'and works')
+  t.equal((JSON.parse(readFileSync(stateFile, 'utf8')) as { redisPort: number }).redisPort, Number(movedTo), 'the new port is remembered')
+  third.child.kill('SIGTERM')
+  t.equal(await third.exited, 0)
+})
+
+t.test('demo mode replaces a remembered key that was revoked, and says so', async (t) => {
+  const dir = tempDir(t)
+  const first = startServer(t, dir, {})
+  const [, key = '', , guildId = ''] = await waitFor(CURL, first.stdout, first.exited)
+  const redisUrl = REDIS_URL.exec(first.stdout())?.[1] ?? ''
+  const redis = createRedis({ url: redisUrl, offlineQueue: true })
+  t.teardown(() => { redis.disconnect() })
+  const store = new ApiKeyStore(redis, new KeyBuilder())
+  const [demoKey] = await store.list(guildId)
+  await store.revoke(demoKey?.id ?? '')
+  redis.disconnect()
+  first.child.kill('SIGTERM')
+  t.equal(await first.exited, 0)
+
+  const second = startServer(t, dir, {})
+  const [, key2 = '', url2 = ''] = await waitFor(CURL, second.stdout, second.exited)
+  t.not(key2, key, 'a new key')
+  t.match(second.stdout(), '(the key kept from last time was revoked, so a new one was made)')
+  t.equal((await fetch(url2, { headers: { 'x-api-key': key2 } })).status, 200)
   second.child.kill('SIGTERM')
   t.equal(await second.exited, 0)
 })

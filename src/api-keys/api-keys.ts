@@ -5,8 +5,9 @@
 // 192 random bits, so a plain SHA-256 (no slow hash) is enough to make the stored form useless.
 import { createHash, randomBytes } from 'node:crypto'
 import { type RedisClient, redisNow } from '../redis/client.js'
+import { defineCommands } from '../redis/scripts.js'
 import type { KeyBuilder } from '../redis/keys.js'
-import { ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
+import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
 import { isPlan, type Plan, PLANS } from './plans.js'
 
@@ -24,6 +25,8 @@ export interface ApiKeyInfo {
   expiresAt: Date | null
   lastUsedAt: Date | null
   revokedAt: Date | null
+  /** When the secret was last replaced by rotate(); null if never. */
+  rotatedAt: Date | null
 }
 
 export interface CreatedApiKey extends ApiKeyInfo {
@@ -34,6 +37,11 @@ export interface CreatedApiKey extends ApiKeyInfo {
 export type KeyCheck =
   | { status: 'ok', id: string, guildId: string, plan: Plan, expiresAt: number | null, redisNow: number }
   | { status: 'unknown' | 'revoked' | 'expired', redisNow: number | null }
+
+/** A fresh key for record `id`: 192 random bits of secret. */
+function newKey (id: string): string {
+  return `${API_KEY_PREFIX}${id}_${randomBytes(24).toString('base64url')}`
+}
 
 export function hashApiKey (key: string): string {
   return createHash('sha256').update(key).digest('hex')
@@ -51,6 +59,7 @@ export class ApiKeyStore {
   constructor (redis: RedisClient, keys: KeyBuilder) {
     this.redis = redis
     this.keys = keys
+    defineCommands(redis)
   }
 
   async create (input: { guildId: string, plan: Plan | string, name?: string, expiresInSeconds?: number }): Promise<CreatedApiKey> {
@@ -65,7 +74,7 @@ export class ApiKeyStore {
       : assertInteger('expires-in', input.expiresInSeconds, 1, MAX_EXPIRY_SECONDS)
 
     const id = randomBytes(8).toString('hex')
-    const key = `${API_KEY_PREFIX}${id}_${randomBytes(24).toString('base64url')}`
+    const key = newKey(id)
     const createdAt = await redisNow(this.redis)
     const expiresAt = expiresIn === null ? null : createdAt + expiresIn * 1000
     const record: Record<string, string> = {
@@ -87,7 +96,8 @@ export class ApiKeyStore {
       createdAt: new Date(createdAt),
       expiresAt: expiresAt === null ? null : new Date(expiresAt),
       lastUsedAt: null,
-      revokedAt: null
+      revokedAt: null,
+      rotatedAt: null
     }
   }
 
@@ -115,6 +125,29 @@ export class ApiKeyStore {
     return { ...info, revokedAt: new Date(now) }
   }
 
+  /**
+   * Replaces a live key's secret: the old key is refused on every instance within the lookup
+   * cache's time (as a revocation is), the new one is returned this once and stored as a hash.
+   * The id stays, and with it the server, plan, name, expiry, the rate-limit count and the
+   * key's history in logs; so a rotation can neither reset a quota nor orphan a record.
+   */
+  async rotate (id: string): Promise<CreatedApiKey> {
+    const info = await this.#live(id, 'rotate')
+    const key = newKey(id)
+    const now = await redisNow(this.redis)
+    // One HSET: a revocation racing it still wins (revoked_at is left alone).
+    await this.redis.hset(this.keys.apiKey(id), { hash: hashApiKey(key), rotated_at: String(now) })
+    return { ...info, key, rotatedAt: new Date(now) }
+  }
+
+  /** Moves a live key to another plan; each instance applies the new limit within the lookup cache's time. */
+  async setPlan (id: string, plan: Plan | string): Promise<ApiKeyInfo> {
+    if (!isPlan(plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
+    const info = await this.#live(id, 'change the plan of')
+    await this.redis.hset(this.keys.apiKey(id), 'plan', plan)
+    return { ...info, plan }
+  }
+
   /** Checks a presented key (and stamps its last use when valid), by Redis's clock. */
   async check (key: string): Promise<KeyCheck> {
     const id = apiKeyId(key)
@@ -124,6 +157,17 @@ export class ApiKeyStore {
     if (status !== 'ok') return { status: status as 'unknown' | 'revoked' | 'expired', redisNow }
     if (!isPlan(plan) || typeof guildId !== 'string') return { status: 'unknown', redisNow }
     return { status, id, guildId, plan, expiresAt: expiresAt === null ? null : Number(expiresAt), redisNow }
+  }
+
+  /** A key that rotate() or setPlan() may change: it exists, is not revoked and has not expired. */
+  async #live (id: string, action: string): Promise<ApiKeyInfo> {
+    const info = await this.get(id)
+    if (info === null) throw new ApiKeyNotFoundError(id)
+    if (info.revokedAt !== null) throw new ApiKeyInactiveError(`cannot ${action} API key ${id}: it was revoked`)
+    if (info.expiresAt !== null && info.expiresAt.getTime() <= await redisNow(this.redis)) {
+      throw new ApiKeyInactiveError(`cannot ${action} API key ${id}: it has expired`)
+    }
+    return info
   }
 
   async #info (id: string): Promise<ApiKeyInfo | null> {
@@ -138,7 +182,8 @@ export class ApiKeyStore {
       createdAt: new Date(Number(r.created_at)),
       expiresAt: date(r.expires_at),
       lastUsedAt: date(r.last_used_at),
-      revokedAt: date(r.revoked_at)
+      revokedAt: date(r.revoked_at),
+      rotatedAt: date(r.rotated_at)
     }
   }
 }

@@ -1,6 +1,7 @@
-// The CLI's Redis connection, from REDIS_URL, REDIS_PREFIX and REDIS_CLUSTER: awaited with a
-// deadline first so an unreachable Redis is one clear line after seconds, not a hang, and
-// always disconnected so the process can exit.
+// The CLI's Redis connection, from REDIS_URL, REDIS_PREFIX and REDIS_CLUSTER read by the
+// server's own parser: awaited with a deadline first so an unreachable Redis is one clear line
+// after seconds, not a hang, and always disconnected so the process can exit.
+import { ConfigError, loadRedisConfig } from '../config.js'
 import { createRedis, type RedisClient } from '../redis/client.js'
 import { KeyBuilder } from '../redis/keys.js'
 
@@ -23,23 +24,24 @@ const CONNECT_DEADLINE_MS = 3000
 // Longer than the API's: a CLI user prefers a slow answer to a failed seed.
 const COMMAND_TIMEOUT_MS = 10_000
 
+/** Unlike the server, which runs a demo Redis without REDIS_URL, the CLI looks where Redis usually is. */
+export const DEFAULT_CLI_REDIS_URL = 'redis://127.0.0.1:6379'
+
 export function readEnv (env: NodeJS.ProcessEnv = process.env): CliEnv {
-  return {
-    url: nonEmpty(env.REDIS_URL) ?? 'redis://127.0.0.1:6379',
-    prefix: nonEmpty(env.REDIS_PREFIX) ?? 'lb',
-    cluster: env.REDIS_CLUSTER === '1' || env.REDIS_CLUSTER === 'true'
+  let config
+  try {
+    config = loadRedisConfig(env)
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message)
+    throw err
   }
+  return { url: config.redisUrl ?? DEFAULT_CLI_REDIS_URL, prefix: config.redisPrefix, cluster: config.redisCluster }
 }
 
 /** Runs `fn` with a connected client and disconnects afterwards, whatever happens. */
 export async function withRedis<T> (fn: (ctx: CliContext) => Promise<T>): Promise<T> {
   const env = readEnv()
-  let keys: KeyBuilder
-  try {
-    keys = new KeyBuilder(env.prefix)
-  } catch (err) {
-    throw new CliError((err as Error).message)
-  }
+  const keys = new KeyBuilder(env.prefix)
   let redis: RedisClient
   try {
     redis = createRedis({ url: env.url, cluster: env.cluster, offlineQueue: true, commandTimeoutMs: COMMAND_TIMEOUT_MS })
@@ -81,8 +83,4 @@ async function reachable (redis: RedisClient, deadlineMs: number, lastError: () 
 /** The URL without its password, fit for an error message. */
 export function redact (url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/g, '//$1:***@')
-}
-
-function nonEmpty (value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value.trim()
 }

@@ -11,18 +11,20 @@ import { addMemberCommands } from './member-commands.js'
 import { addMigrateCommand } from './migrate-command.js'
 import { printError } from './output.js'
 import { addSeedCommands } from './seed-commands.js'
+import { addTopCommand } from './top-command.js'
 
 function buildProgram (): Command {
   const program = new Command('leaderboard')
-    .description('Write to the leaderboards behind the read-only API.')
+    .description('Read and write the leaderboards behind the read-only API, and manage its keys.')
     .addHelpText('after', `
 Environment:
   REDIS_URL      redis://[user:password@]host:port (default redis://127.0.0.1:6379);
                  with REDIS_CLUSTER=1, one or more seed URLs separated by commas
   REDIS_PREFIX   prefix of every key (default lb)
-  REDIS_CLUSTER  1 to talk to a Redis Cluster`)
+  REDIS_CLUSTER  true (or 1) to talk to a Redis Cluster; read as the server reads it`)
     .showSuggestionAfterError()
   addMemberCommands(program)
+  addTopCommand(program)
   addKeyCommands(program)
   addSeedCommands(program)
   addMigrateCommand(program)

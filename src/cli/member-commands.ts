@@ -1,12 +1,12 @@
-// The writer side from the shell: award, daily, guild set, member remove.
+// Members and servers from the shell: award, daily, guild set, and member show, set-xp, rename, remove.
 import { type Command, Option } from 'commander'
 import { InvalidParameterError, MemberNotFoundError } from '../errors.js'
-import { CURVES, type Curve, levelForXp } from '../levels/curves.js'
+import { CURVES, type Curve, levelForXp, MAX_XP } from '../levels/curves.js'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { MAX_AWARD } from '../validation.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
-import { print } from './output.js'
+import { fields, print, printJson } from './output.js'
 import * as parse from './parsers.js'
 
 const guildOption = (): Option => new Option('--guild <id>', 'server (guild) id').argParser(parse.guildId).makeOptionMandatory()
@@ -19,12 +19,17 @@ export function addMemberCommands (program: Command): void {
     .addOption(userOption())
     .addOption(new Option('--xp <n>', `XP to award, 1 to ${MAX_AWARD}`).argParser(parse.integer('xp', 1, MAX_AWARD)).makeOptionMandatory())
     .option('--username <name>', 'record this display name too')
-    .action(async (opts: { guild: string, user: string, xp: number, username?: string }) => {
+    .option('--json', 'print one line of JSON')
+    .action(async (opts: { guild: string, user: string, xp: number, username?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
         const { gained, xp } = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
         const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
         const level = levelForXp(curve, xp)
+        if (opts.json === true) {
+          printJson({ guild_id: opts.guild, user_id: opts.user, awarded: opts.xp, gained, xp, level })
+          return
+        }
         const asked = gained === opts.xp ? '' : ` (${opts.xp} at the server's multiplier)`
         print(`awarded ${gained} XP to ${opts.user} in ${opts.guild}${asked}: now ${xp} XP (level ${level})`)
       })
@@ -35,10 +40,15 @@ export function addMemberCommands (program: Command): void {
     .addOption(guildOption())
     .addOption(userOption())
     .addOption(new Option('--at <iso-8601>', 'date the claim (default now, by Redis\'s clock); no offset means UTC').argParser(parse.isoDate))
-    .action(async (opts: { guild: string, user: string, at?: Date }) => {
+    .option('--json', 'print one line of JSON')
+    .action(async (opts: { guild: string, user: string, at?: Date, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
         const { streak, claimedAt } = await writer.claimDaily({ guildId: opts.guild, userId: opts.user, at: opts.at })
+        if (opts.json === true) {
+          printJson({ guild_id: opts.guild, user_id: opts.user, streak, claimed_at: claimedAt.toISOString() })
+          return
+        }
         print(`daily claim recorded for ${opts.user} in ${opts.guild} at ${claimedAt.toISOString()}: streak ${streak}`)
       })
     })
@@ -64,6 +74,54 @@ export function addMemberCommands (program: Command): void {
     })
 
   const member = program.command('member').description('members of a server')
+  member.command('show')
+    .description("a member's record as the API serves it (rank, level, XP, daily streak); exit 1 if not a member")
+    .addOption(guildOption())
+    .addOption(userOption())
+    .option('--json', 'print the API\'s member record as one line of JSON')
+    .action(async (opts: { guild: string, user: string, json?: boolean }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const record = await new LeaderboardReader(redis, keys).member(opts.guild, opts.user)
+        if (opts.json === true) printJson(record)
+        else print(fields(record))
+      })
+    })
+
+  member.command('set-xp')
+    .description("set a member's XP outright (not multiplied; an administrative correction), creating the member if needed")
+    .addOption(guildOption())
+    .addOption(userOption())
+    .addOption(new Option('--xp <n>', `the member's new XP, 0 to ${MAX_XP}`).argParser(parse.integer('xp', 0, MAX_XP)).makeOptionMandatory())
+    .addOption(new Option('--username <name>', 'record this display name too').argParser(parse.username))
+    .option('--json', 'print one line of JSON')
+    .action(async (opts: { guild: string, user: string, xp: number, username?: string, json?: boolean }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const previous = await new LeaderboardWriter(redis, keys).setXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
+        const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
+        const level = levelForXp(curve, opts.xp)
+        if (opts.json === true) {
+          printJson({ guild_id: opts.guild, user_id: opts.user, xp: opts.xp, previous_xp: previous, level })
+          return
+        }
+        print(`set ${opts.user} in ${opts.guild} to ${opts.xp} XP (level ${level}); it had ${previous} XP`)
+      })
+    })
+
+  member.command('rename')
+    .description("record a member's new display name; exit 1 if it is not a member")
+    .addOption(guildOption())
+    .addOption(userOption())
+    .addOption(new Option('--username <name>', 'the new display name, 1 to 100 characters').argParser(parse.username).makeOptionMandatory())
+    .option('--json', 'print one line of JSON')
+    .action(async (opts: { guild: string, user: string, username: string, json?: boolean }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const renamed = await new LeaderboardWriter(redis, keys).setUsername({ guildId: opts.guild, userId: opts.user, username: opts.username })
+        if (!renamed) throw new MemberNotFoundError(opts.guild, opts.user)
+        if (opts.json === true) printJson({ guild_id: opts.guild, user_id: opts.user, username: opts.username })
+        else print(`renamed ${opts.user} in ${opts.guild} to ${opts.username}`)
+      })
+    })
+
   member.command('remove')
     .description('remove a member and all its data (XP, name, streak); exit 1 if it was not a member')
     .addOption(guildOption())

@@ -18,6 +18,20 @@ export function table (header: string[], rows: string[][]): string {
     .join('\n')
 }
 
+/** Data for a script: one line of JSON. */
+export function printJson (value: unknown): void {
+  print(JSON.stringify(value))
+}
+
+/** A record as `name  value` lines, names padded; null is a dash, an object its JSON. */
+export function fields (record: Record<string, unknown>): string {
+  const width = Math.max(...Object.keys(record).map((name) => name.length))
+  return Object.entries(record).map(([name, value]) => {
+    const text = value === null || value === undefined ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value)
+    return `${name.padEnd(width)}  ${text}`
+  }).join('\n')
+}
+
 /** A date as 2026-11-21 18:04:05Z, or a dash. */
 export function shortDate (date: Date | null): string {
   return date === null ? '-' : date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z')

@@ -2,7 +2,7 @@
 // with the library's own wording for its rules.
 import { InvalidArgumentError } from 'commander'
 import { LeaderboardError } from '../errors.js'
-import { assertInteger, assertSnowflake, parseMultiplier } from '../validation.js'
+import { assertInteger, assertSnowflake, assertUsername, parseMultiplier } from '../validation.js'
 
 function asArgumentError<T> (check: () => T): T {
   try {
@@ -15,6 +15,7 @@ function asArgumentError<T> (check: () => T): T {
 
 export const guildId = (value: string): string => asArgumentError(() => assertSnowflake('guild_id', value))
 export const userId = (value: string): string => asArgumentError(() => assertSnowflake('user_id', value))
+export const username = (value: string): string => asArgumentError(() => assertUsername(value))
 
 /** A parser for a whole number in [min, max], written in plain digits. */
 export function integer (name: string, min: number, max: number): (value: string) => number {

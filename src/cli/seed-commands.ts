@@ -6,7 +6,7 @@ import { CURVES, type Curve } from '../levels/curves.js'
 import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
-import { print } from './output.js'
+import { print, printJson } from './output.js'
 import * as parse from './parsers.js'
 
 export function addSeedCommands (program: Command): void {
@@ -17,7 +17,8 @@ export function addSeedCommands (program: Command): void {
       .argParser(parse.integer('members', 1, MAX_SEED_MEMBERS)).makeOptionMandatory())
     .addOption(new Option('--curve <name>', "also set the server's XP curve").choices(CURVES))
     .option('--seed <text>', 'seed of the random generator: the same seed gives the same members')
-    .action(async (opts: { guild: string, members: number, curve?: Curve, seed?: string }) => {
+    .option('--json', 'print the summary as one line of JSON')
+    .action(async (opts: { guild: string, members: number, curve?: Curve, seed?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const progress = progressReporter('seeding')
         try {
@@ -25,6 +26,20 @@ export function addSeedCommands (program: Command): void {
             guildId: opts.guild, members: opts.members, curve: opts.curve, seed: opts.seed, onProgress: progress.update
           })
           progress.stop()
+          if (opts.json === true) {
+            printJson({
+              guild_id: s.guildId,
+              members: s.members,
+              total_xp: s.totalXp,
+              zero_xp: s.zeroXp,
+              tied: s.tied,
+              active_streaks: s.activeStreaks,
+              broken_streaks: s.brokenStreaks,
+              seed: s.seed,
+              elapsed_ms: Math.round(s.elapsedMs)
+            })
+            return
+          }
           const seconds = s.elapsedMs / 1000
           print(`seeded ${s.members} members into ${s.guildId} in ${seconds.toFixed(2)} s ` +
             `(${Math.round(s.members / seconds)} members/s, seed ${s.seed})`)
@@ -39,7 +54,8 @@ export function addSeedCommands (program: Command): void {
     .description(`seed the demo server (if empty) with ${DEMO_MEMBERS} members, create a professional API key for it and print a curl line`)
     .addOption(new Option('--guild <id>', 'demo server id').default(DEMO_GUILD_ID).argParser(parse.guildId))
     .option('--base-url <url>', 'where the API is reached', 'http://localhost:3000')
-    .action(async (opts: { guild: string, baseUrl: string }) => {
+    .option('--json', 'print one line of JSON, with the new key')
+    .action(async (opts: { guild: string, baseUrl: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const progress = progressReporter('seeding demo')
         let demo
@@ -47,6 +63,10 @@ export function addSeedCommands (program: Command): void {
           demo = await prepareDemo({ redis, keys, guildId: opts.guild, baseUrl: opts.baseUrl, onProgress: progress.update })
         } finally {
           progress.stop()
+        }
+        if (opts.json === true) {
+          printJson({ guild_id: demo.guildId, seeded: demo.seeded, members: demo.members, key_id: demo.keyId, key: demo.key, curl: demo.curl })
+          return
         }
         print(demo.seeded
           ? `demo server ${demo.guildId}: seeded ${demo.members} members`

@@ -1,5 +1,6 @@
 // Gets a fresh install ready to try: a seeded demo server (left alone when it already has
-// members) and a new API key for it, with the curl line that reads its leaderboard.
+// members) and an API key for it (the one given, while it still works, else a new one), with the
+// curl line that reads its leaderboard.
 import { ApiKeyStore } from '../api-keys/api-keys.js'
 import { InvalidParameterError } from '../errors.js'
 import type { RedisClient } from '../redis/client.js'
@@ -21,13 +22,19 @@ export interface PrepareDemoOptions {
   /** Where the API is reached, e.g. http://localhost:3000 (a trailing /api/v1 is accepted too). */
   baseUrl: string
   onProgress?: (done: number, total: number) => void
+  /** A key from an earlier run to use again: kept when it still reads this server, else replaced. */
+  reuseKey?: string
 }
 
 export interface DemoResult {
   guildId: string
-  /** The new key's plaintext: shown this once. */
+  /** The key's plaintext: a new key is shown this once (unless the caller keeps it). */
   key: string
   keyId: string
+  /** True when `reuseKey` still worked and was kept; false when a key was created. */
+  keyReused: boolean
+  /** Why `reuseKey` was not kept (revoked, expired, unknown, or another server's). */
+  staleKey?: 'revoked' | 'expired' | 'unknown' | 'other_server'
   /** False when the server already had members and was left as it was. */
   seeded: boolean
   /** Members on the board now. */
@@ -48,15 +55,21 @@ export async function prepareDemo (opts: PrepareDemoOptions): Promise<DemoResult
     members = await opts.redis.zcard(board)
   }
 
-  const created = await new ApiKeyStore(opts.redis, opts.keys).create({ guildId, plan: 'professional', name: 'demo' })
-  return {
-    guildId,
-    key: created.key,
-    keyId: created.id,
-    seeded,
-    members,
-    curl: `curl -H 'x-api-key: ${created.key}' ${apiBase}/servers/${guildId}/leaderboard`
+  const store = new ApiKeyStore(opts.redis, opts.keys)
+  let staleKey: DemoResult['staleKey']
+  if (opts.reuseKey !== undefined) {
+    const check = await store.check(opts.reuseKey)
+    if (check.status === 'ok' && check.guildId === guildId) {
+      return { guildId, key: opts.reuseKey, keyId: check.id, keyReused: true, seeded, members, curl: curlLine(apiBase, guildId, opts.reuseKey) }
+    }
+    staleKey = check.status === 'ok' ? 'other_server' : check.status
   }
+  const created = await store.create({ guildId, plan: 'professional', name: 'demo' })
+  return { guildId, key: created.key, keyId: created.id, keyReused: false, staleKey, seeded, members, curl: curlLine(apiBase, guildId, created.key) }
+}
+
+function curlLine (apiBase: string, guildId: string, key: string): string {
+  return `curl -H 'x-api-key: ${key}' ${apiBase}/servers/${guildId}/leaderboard`
 }
 
 /** `<origin>/api/v1`, whether the caller gave the origin or the full API base. */

@@ -3,12 +3,15 @@
 // A key is looked up in Redis at most once per API_KEY_CACHE_TTL_MS per instance (3 s by
 // default), so a revoked key is refused everywhere within that time, and the common request
 // costs no Redis round trip for authentication. Failed authentications are counted per client
-// address; past the limit an address is refused with 429, and while it is refused its unknown
-// keys are not even looked up.
+// address (a parsed IP, see http/client-address.ts); past the limit an address is refused with
+// 429, and while it is refused its unknown keys are not even looked up. A key this instance saw
+// valid in the last 10 minutes is never locked out by its address's failures: it is still
+// looked up when its cache entry expires, so a revocation still applies.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { hashApiKey, type KeyCheck } from '../api-keys/api-keys.js'
+import { type ClientAddress, clientAddress } from '../http/client-address.js'
 import type { Plan } from '../api-keys/plans.js'
 import {
   ForbiddenError, InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError
@@ -36,6 +39,10 @@ declare module 'fastify' {
   }
 }
 
+/** How long a key seen valid is spared its address's lockout, and how many such keys are kept. */
+const RECENTLY_VALID_MS = 10 * 60_000
+const RECENTLY_VALID_MAX = 50_000
+
 function toCached (check: KeyCheck): CachedCheck {
   if (check.status !== 'ok') return { valid: false }
   // Expiry is judged by Redis's clock: carry the key's remaining life over to the local one.
@@ -48,21 +55,23 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
   const cacheTtl = config.apiKeyCacheTtlMs
   const checks = new LRUCache<string, CachedCheck>({ max: 10_000, ttl: Math.max(cacheTtl, 1) })
   // Addresses over the failed-authentication limit -> local time they may try again.
-  const blocked = new LRUCache<string, number>({ max: 10_000, ttl: config.authFailureWindowMs })
+  const blocked = new LRUCache<ClientAddress, number>({ max: 10_000, ttl: config.authFailureWindowMs })
+  // Hashes of keys this instance saw valid lately: their address's failures never lock them out.
+  const recentlyValid = new LRUCache<string, true>({ max: RECENTLY_VALID_MAX, ttl: RECENTLY_VALID_MS })
 
-  function refusedAddress (address: string): RateLimitedError | null {
+  function refusedAddress (address: ClientAddress): RateLimitedError | null {
     const until = blocked.get(address) ?? 0
     const seconds = Math.ceil((until - Date.now()) / 1000)
     return seconds > 0 ? new RateLimitedError(`too many failed authentications from this address; retry in ${seconds} s`, seconds) : null
   }
 
-  async function refuse (request: FastifyRequest, error: LeaderboardError): Promise<never> {
-    const already = refusedAddress(request.ip)
+  async function refuse (address: ClientAddress, error: LeaderboardError): Promise<never> {
+    const already = refusedAddress(address)
     if (already !== null) throw already
-    const result = await slidingWindow.hit(keys.authFailures(request.ip), config.authFailureLimit, config.authFailureWindowMs)
+    const result = await slidingWindow.hit(keys.authFailures(address), config.authFailureLimit, config.authFailureWindowMs)
     if (!result.success) {
-      blocked.set(request.ip, Date.now() + result.reset)
-      throw refusedAddress(request.ip) ?? error
+      blocked.set(address, Date.now() + result.reset)
+      throw refusedAddress(address) ?? error
     }
     throw error
   }
@@ -72,19 +81,22 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest) {
     const header = request.headers['x-api-key']
     const presented = (Array.isArray(header) ? header[0] : header)?.trim() ?? ''
-    if (presented === '') return await refuse(request, new MissingApiKeyError())
+    const address = clientAddress(request)
+    if (presented === '') return await refuse(address, new MissingApiKeyError())
 
     const hash = hashApiKey(presented)
     let check = cacheTtl > 0 ? checks.get(hash) : undefined
     if (check === undefined) {
-      const refused = refusedAddress(request.ip)
+      // Only a key this instance does not know as valid is refused unseen.
+      const refused = recentlyValid.has(hash) ? null : refusedAddress(address)
       if (refused !== null) throw refused
       check = toCached(await apiKeys.check(presented))
       if (cacheTtl > 0) checks.set(hash, check)
     }
     if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) {
-      return await refuse(request, new InvalidApiKeyError())
+      return await refuse(address, new InvalidApiKeyError())
     }
+    recentlyValid.set(hash, true)
     request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan }
   })
 

@@ -3,21 +3,37 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_CODES } from 'node:http'
-import { LeaderboardError, RateLimitedError } from '../errors.js'
-import { isRedisUnavailable } from '../redis/errors.js'
+import { LeaderboardError, RateLimitedError, ServiceUnavailableError } from '../errors.js'
+import { redisUnavailability } from '../redis/errors.js'
 import { validationMessage } from '../schemas/messages.js'
 
-const STATUS_BY_CODE: Record<string, number> = {
+export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  bad_request: 400,
   invalid_parameter: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   forbidden: 403,
   member_not_found: 404,
   not_found: 404,
+  request_timeout: 408,
+  payload_too_large: 413,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503
 }
+
+/** The contract's code for an HTTP-layer status Fastify or Node raised. */
+const CODE_BY_STATUS: Readonly<Record<number, string>> = {
+  404: 'not_found',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  431: 'headers_too_large',
+  503: 'service_unavailable'
+}
+
+/** Seconds a client is told to wait when the instance sheds load (see plugins/under-pressure.ts). */
+export const OVERLOAD_RETRY_AFTER_SECONDS = 2
 
 /** Sends the contract's error body for `code`. */
 export function sendError (reply: FastifyReply, code: string, message: string): FastifyReply {
@@ -32,20 +48,27 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     if (error.validation !== undefined) {
       return sendError(reply, 'invalid_parameter', validationMessage(error, request))
     }
-    if (error instanceof RateLimitedError) {
+    if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError) {
       reply.header('retry-after', error.retryAfterSeconds)
     }
     if (error instanceof LeaderboardError && error.code in STATUS_BY_CODE) {
       return sendError(reply, error.code, error.message)
     }
-    if (isRedisUnavailable(error, fastify.redisClient)) {
-      request.log.warn({ err: { message: error.message } }, 'redis unavailable')
-      return sendError(reply, 'service_unavailable', 'the data store is unavailable; retry shortly')
+    const unavailable = redisUnavailability(error, fastify.redisClient)
+    if (unavailable !== null) {
+      // Counted, not logged: the outage log (redis/health.ts) reports failures by the interval.
+      fastify.redisHealth.failed(unavailable, { request: true })
+      reply.header('retry-after', unavailable.retryAfterSeconds)
+      return sendError(reply, 'service_unavailable', `the data store cannot serve now; retry in ${unavailable.retryAfterSeconds} s`)
+    }
+    if (error.code === 'FST_UNDER_PRESSURE') {
+      reply.header('retry-after', OVERLOAD_RETRY_AFTER_SECONDS)
+      return sendError(reply, 'service_unavailable', `this instance is overloaded; retry in ${OVERLOAD_RETRY_AFTER_SECONDS} s`)
     }
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
-      // Fastify's own client errors (malformed URL, unsupported body…).
-      return sendError(reply, status === 404 ? 'not_found' : 'invalid_parameter', error.message)
+      // Fastify's own client errors (malformed URL, body too large, unsupported body…).
+      return sendError(reply, CODE_BY_STATUS[status] ?? 'invalid_parameter', error.message)
     }
     request.log.error({ err: error }, 'unexpected error')
     return sendError(reply, 'internal_error', 'an unexpected error occurred')

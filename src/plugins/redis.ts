@@ -9,6 +9,8 @@ import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { ApiKeyStore } from '../api-keys/api-keys.js'
 import { SlidingWindow } from '../rate-limit/sliding-window.js'
 import { RedisClock } from '../redis/clock.js'
+import { redisUnavailability, UNREACHABLE_RETRY_AFTER_SECONDS } from '../redis/errors.js'
+import { RedisHealth } from '../redis/health.js'
 
 const STARTUP_WAIT_MS = 5000
 const MIGRATION_TIMEOUT_MS = 120_000
@@ -22,8 +24,8 @@ declare module 'fastify' {
     slidingWindow: SlidingWindow
     /** Redis's clock, estimated locally from the limiter's replies. */
     redisClock: RedisClock
-    /** Resolves when Redis answers, within the command timeout; rejects otherwise. */
-    checkRedis: () => Promise<void>
+    /** Whether Redis serves (a write probe), and the outage log (see redis/health.ts). */
+    redisHealth: RedisHealth
   }
 }
 
@@ -32,17 +34,23 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   const { redisUrl } = config
   if (redisUrl === undefined) throw new Error('redisUrl is required to build the app')
   const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs })
-  // ioredis reports every failed reconnection attempt; log the transitions, not the retries.
-  let healthy = true
+  const keys = new KeyBuilder(config.redisPrefix)
+  // A write with an expiry: OOM, READONLY and MISCONF refuse writes only, and the rate limit
+  // writes on every request, so a PING would call ready a Redis that refuses every request.
+  const health = new RedisHealth({
+    probe: async () => { await redis.set(keys.readinessProbe(), '1', 'PX', 60_000) },
+    log: fastify.log,
+    summaryIntervalMs: config.outageLogIntervalMs
+  })
+  // ioredis reports every failed reconnection attempt: the health log reports transitions.
   redis.on('error', (err: Error) => {
-    if (healthy) fastify.log.error({ err: { message: err.message } }, 'redis unavailable')
-    healthy = false
+    health.failed(redisUnavailability(err) ?? { reason: 'unreachable', retryAfterSeconds: UNREACHABLE_RETRY_AFTER_SECONDS }, { request: false })
   })
-  redis.on('ready', () => {
-    if (!healthy) fastify.log.info('redis available again')
-    healthy = true
+  redis.on('ready', () => { health.recheck() })
+  fastify.addHook('onClose', async () => {
+    health.close()
+    redis.disconnect()
   })
-  fastify.addHook('onClose', async () => { redis.disconnect() })
   // Without an offline queue, commands sent before the connection is up fail: give it a moment
   // at start. A Redis that is down stays a 503 (and /readyz says so) until it comes back.
   const ready = await Promise.race([
@@ -51,7 +59,6 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   ])
   if (!ready) fastify.log.warn(`redis not ready after ${STARTUP_WAIT_MS} ms; serving 503 until it is`)
 
-  const keys = new KeyBuilder(config.redisPrefix)
   // Data written by an older release is moved to this one's layout before anything is served
   // (or as soon as Redis is reachable, if it is not yet).
   const migrateNow = async (): Promise<void> => {
@@ -77,5 +84,5 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   const clock = new RedisClock()
   fastify.decorate('redisClock', clock)
   fastify.decorate('slidingWindow', new SlidingWindow(redis, clock))
-  fastify.decorate('checkRedis', async () => { await redis.ping() })
+  fastify.decorate('redisHealth', health)
 }, { name: 'redis', dependencies: ['config'] })

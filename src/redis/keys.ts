@@ -3,6 +3,7 @@
 // Every key of one server carries the hash tag `{<guild_id>}`, so a server's data lives in one
 // cluster slot and one Lua script may touch all of it. An API key's record and its rate-limit
 // window share the tag `{k:<key_id>}` for the same reason.
+import { type ClientAddress, isClientAddress } from '../http/client-address.js'
 
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
@@ -93,9 +94,18 @@ export class KeyBuilder {
     return `${this.prefix}:{k:${keyId}}:rate`
   }
 
-  /** HASH: the sliding-window buckets that count one client address's failed authentications. */
-  authFailures (address: string): string {
+  /**
+   * HASH: the sliding-window buckets that count one client address's failed authentications.
+   * Only a normalized address (see client-address.ts) may name it: never text from a header.
+   */
+  authFailures (address: ClientAddress): string {
+    if (!isClientAddress(address)) throw new Error(`not a normalized client address: ${JSON.stringify(address)}`)
     return `${this.prefix}:{a:${address}}:auth-failures`
+  }
+
+  /** STRING: what readiness probes write (a write, so that OOM or a read-only replica shows). */
+  readinessProbe (): string {
+    return `${this.prefix}:readiness-probe`
   }
 }
 

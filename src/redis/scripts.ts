@@ -1,7 +1,7 @@
 // Loads every Lua script under ./commands once and registers it on a client with defineCommand.
 // A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a line
 // `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once).
-// The commands' TypeScript signatures are declared beside the client, in ./client.ts.
+// The commands' TypeScript signatures are declared in ./client.ts (its `declare module 'ioredis'`).
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
@@ -51,7 +51,10 @@ export function scripts (): ScriptDefinition[] {
   return cached
 }
 
-/** Registers every script on `client` (idempotent). */
+/**
+ * Registers every script on `client`. Idempotent: createRedis calls it, and so does every class
+ * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too.
+ */
 export function defineCommands (client: Redis | Cluster): void {
   for (const { name, numberOfKeys, lua } of scripts()) {
     if (!(name in client)) client.defineCommand(name, { numberOfKeys, lua })

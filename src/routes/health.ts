@@ -1,19 +1,27 @@
-// Liveness (no Redis) and readiness (Redis answers) for orchestrators; no authentication.
+// Liveness (no Redis) and readiness for orchestrators; no authentication. Readiness is 503
+// whenever API requests would be: while draining for shutdown, and while Redis cannot serve
+// them (a write probe, see redis/health.ts, since OOM refuses writes and answers PING).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ErrorResponse } from '../schemas/common.js'
+import { ServiceUnavailableError } from '../errors.js'
 
 const Status = Type.Object({ status: Type.Literal('ok') }, { description: 'Healthy' })
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/healthz', {
-    schema: { tags: ['service'], summary: 'Liveness: the process serves requests', response: { 200: Status } }
+    schema: { tags: ['service'], summary: 'Liveness: the process serves requests', response: { 200: Status } },
+    // Never shed: an overloaded instance is alive, and an orchestrator must not restart it.
+    config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {
-    schema: { tags: ['service'], summary: 'Readiness: Redis answers', response: { 200: Status, 503: ErrorResponse } }
+    schema: { tags: ['service'], summary: 'Readiness: not shutting down, and Redis serves', response: { 200: Status, 503: ErrorResponse } }
   }, async () => {
-    await fastify.checkRedis()
+    if (fastify.lifecycle.draining) throw new ServiceUnavailableError('this instance is shutting down', 1)
+    const { redisHealth } = fastify
+    const serves = redisHealth.outage === null && await redisHealth.check()
+    if (!serves) throw new ServiceUnavailableError('the data store cannot serve now', redisHealth.outage?.retryAfterSeconds ?? 1)
     return { status: 'ok' as const }
   })
 }

@@ -37,15 +37,16 @@ export function validationMessage (error: FastifyError, request: FastifyRequest)
 }
 
 /**
- * A preValidation hook that refuses query integers not written as plain decimal digits.
- * (Validation coerces with Number(), which would also accept "1e1", "0x10" or " 5".)
+ * A preValidation hook that refuses query integers not written as plain decimal digits, or too
+ * large to be exact. (Validation coerces with Number(), which would also accept "1e1", "0x10" or
+ * " 5", and turns 309 digits and more into Infinity, which then passes the range check.)
  */
 export function plainIntegers (names: string[]) {
   return async function (request: FastifyRequest): Promise<void> {
     const query = request.query as Record<string, unknown>
     for (const name of names) {
       const value = query[name]
-      if (typeof value === 'string' && !/^\d+$/.test(value)) {
+      if (typeof value === 'string' && !(/^\d+$/.test(value) && Number.isSafeInteger(Number(value)))) {
         throw new InvalidParameterError(parameterMessage(name, propertySchema(request, 'querystring', name)) ?? `${name} is invalid`)
       }
     }

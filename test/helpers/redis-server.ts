@@ -1,6 +1,7 @@
-// Throwaway redis-server processes for tests: each on a free port with its own data directory,
-// stopped in teardown. Nothing here ever talks to port 6379 (freePort never picks it).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+// Throwaway redis-server processes for tests, each on a free port with its own data directory,
+// stopped in teardown: the library's launcher (src/redis/redis-server.ts) with RDB-only settings.
+// Nothing here ever talks to port 6379 (freePort never picks it).
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,32 +10,13 @@ import { Redis } from 'ioredis'
 import type { Test } from 'tap'
 import { createRedis, type RedisClient } from '../../src/redis/client.js'
 import { KeyBuilder } from '../../src/redis/keys.js'
-import { freePort } from '../../src/demo/local-redis.js'
-
-async function waitForPing (port: number, child: ChildProcess, deadlineMs = 10_000): Promise<void> {
-  const start = Date.now()
-  while (Date.now() - start < deadlineMs) {
-    if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with ${child.exitCode}`)
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    probe.on('error', () => {})
-    try {
-      await probe.connect()
-      if (await probe.ping() === 'PONG') return
-    } catch {
-      // not up yet
-    } finally {
-      probe.disconnect()
-    }
-    await sleep(25)
-  }
-  throw new Error(`redis-server on port ${port} did not answer within ${deadlineMs} ms`)
-}
+import { freePort, launchRedisServer, type RedisProcess } from '../../src/redis/redis-server.js'
 
 export class RedisServer {
   readonly port: number
   readonly dir: string
   readonly extraArgs: string[]
-  #child: ChildProcess | undefined
+  #process: RedisProcess | undefined
 
   private constructor (port: number, dir: string, extraArgs: string[]) {
     this.port = port
@@ -64,26 +46,18 @@ export class RedisServer {
   }
 
   async startProcess (): Promise<void> {
-    const child = spawn('redis-server', [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir,
-      '--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs
-    ], { stdio: 'ignore' })
-    this.#child = child
-    await waitForPing(this.port, child)
+    this.#process = await launchRedisServer({
+      port: this.port,
+      dir: this.dir,
+      args: ['--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs]
+    })
   }
 
-  /** Stops the server, keeping its data on disk when `save` is true. */
+  /** Stops the server: killed outright, or with its data saved to disk when `save` is true. */
   async stop ({ save = false } = {}): Promise<void> {
-    const child = this.#child
-    if (child === undefined || child.exitCode !== null) return
-    this.#child = undefined
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    if (save) {
-      spawnSync('redis-cli', ['-p', String(this.port), 'shutdown', 'save'], { stdio: 'ignore' })
-    } else {
-      child.kill('SIGKILL')
-    }
-    await exited
+    const running = this.#process
+    this.#process = undefined
+    await (save ? running?.stopSaving() : running?.kill())
   }
 
   /** Stops and starts again on the same port with the same data. */

@@ -1,0 +1,46 @@
+// Shutdown in two steps, driven by server.ts. Drain: /readyz answers 503 so load balancers
+// stop sending, every response says `connection: close` so clients open their next connection
+// elsewhere, and requests are still served. Close (Fastify's close): no new connections,
+// requests in flight finish, and a request that still arrives on an open connection is answered
+// 503 service_unavailable in the contract's shape (Fastify's own 503 has no code).
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { ServiceUnavailableError } from '../errors.js'
+
+export interface Lifecycle {
+  /** True from drain() (or close) on: readiness fails, connections are not kept alive. */
+  readonly draining: boolean
+  /** True once Fastify is closing: new requests are refused. */
+  readonly closing: boolean
+  drain: () => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    lifecycle: Lifecycle
+  }
+}
+
+/** Seconds a client refused by a closing instance is told to wait (another instance serves). */
+const CLOSING_RETRY_AFTER_SECONDS = 1
+
+export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
+  let draining = false
+  let closing = false
+  fastify.decorate('lifecycle', {
+    get draining () { return draining },
+    get closing () { return closing },
+    drain () { draining = true }
+  })
+
+  fastify.addHook('onRequest', async () => {
+    if (closing) throw new ServiceUnavailableError('this instance is shutting down; retry', CLOSING_RETRY_AFTER_SECONDS)
+  })
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close')
+  })
+  fastify.addHook('preClose', async () => {
+    draining = true
+    closing = true
+  })
+}, { name: 'lifecycle' })

@@ -1,0 +1,151 @@
+// Graceful shutdown of the real server process, as CONTRACT.md part 2 "Faults" wants it: on
+// SIGTERM /readyz turns 503 at once, requests are still served through SHUTDOWN_DRAIN_MS (each
+// telling its client to reconnect), then the instance stops accepting, finishes the request in
+// flight, closes idle keep-alive connections cleanly and exits 0, within Docker's 10 s grace.
+// A client sees no 5xx and no reset.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { Agent, request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { RedisServer } from './helpers/redis-server.js'
+import { createRedis } from '../src/redis/client.js'
+import { KeyBuilder } from '../src/redis/keys.js'
+import { ApiKeyStore } from '../src/api-keys/api-keys.js'
+
+const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url))
+const TSX = import.meta.resolve('tsx')
+const GUILD = '1700000000000000001'
+const STATS = `/api/v1/servers/${GUILD}/stats`
+const DRAIN_MS = 2000
+
+interface Outcome {
+  /** ms since SIGTERM when the request was sent */
+  sentAt: number
+  status?: number
+  connection?: string
+  error?: string
+}
+
+function get (port: number, path: string, agent: Agent | false, headers: Record<string, string> = {}): Promise<Omit<Outcome, 'sentAt'>> {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+      res.resume()
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, connection: String(res.headers.connection ?? '') }) })
+      res.on('error', (err: NodeJS.ErrnoException) => { resolve({ error: err.code ?? err.message }) })
+    })
+    req.on('error', (err: NodeJS.ErrnoException) => { resolve({ error: err.code ?? err.message }) })
+    req.end()
+  })
+}
+
+t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5xx and no reset, in-flight request finished, exit 0', async (t) => {
+  const redisServer = await RedisServer.start()
+  t.teardown(async () => { await redisServer.close() })
+  const prefix = `t${process.pid}-shutdown`
+  const redis = createRedis({ url: redisServer.url, offlineQueue: true })
+  t.teardown(() => { redis.disconnect() })
+  const { key } = await new ApiKeyStore(redis, new KeyBuilder(prefix)).create({ guildId: GUILD, plan: 'professional' })
+
+  const child = spawn(process.execPath, ['--import', TSX, SERVER], {
+    env: {
+      PATH: process.env.PATH,
+      NODE_OPTIONS: '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      REDIS_URL: redisServer.url,
+      REDIS_PREFIX: prefix,
+      SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
+      // A request held up by the slow Redis below must wait for it, not time out.
+      REDIS_COMMAND_TIMEOUT_MS: '10000'
+    },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code) }))
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited
+    }
+  })
+  let port = 0
+  for (const deadline = Date.now() + 30_000; port === 0 && Date.now() < deadline;) {
+    port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0)
+    await sleep(50)
+  }
+  t.ok(port > 0, 'the server is listening')
+  const headers = { 'x-api-key': key }
+  t.equal((await get(port, STATS, false, headers)).status, 200)
+  t.equal((await get(port, '/readyz', false)).status, 200, '/readyz is 200 before SIGTERM')
+
+  // An idle keep-alive connection, opened before SIGTERM and never used again.
+  const idle = connect(port, '127.0.0.1')
+  const idleEvents: string[] = []
+  idle.on('data', () => { idleEvents.push('data') })
+  idle.on('error', (err: NodeJS.ErrnoException) => { idleEvents.push(`error ${err.code ?? err.message}`) })
+  const idleClosed = new Promise((resolve) => idle.once('close', resolve))
+  idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+
+  // Load: six keep-alive clients, each sending its next request as soon as the last returns.
+  let sigtermAt = Infinity
+  const since = () => performance.now() - sigtermAt
+  const outcomes: Outcome[] = []
+  const load = { running: true }
+  const workers = Array.from({ length: 6 }, async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    while (load.running) {
+      const sentAt = since()
+      outcomes.push({ sentAt, ...await get(port, STATS, agent, headers) })
+    }
+    agent.destroy()
+  })
+  await sleep(300)
+
+  sigtermAt = performance.now()
+  child.kill('SIGTERM')
+  let readyz503At = Infinity
+  let readyz: Omit<Outcome, 'sentAt'> = {}
+  for (const deadline = performance.now() + 2000; readyz.status !== 503 && performance.now() < deadline;) {
+    readyz = await get(port, '/readyz', false)
+  }
+  readyz503At = since()
+  t.equal(readyz.status, 503, `/readyz turned 503 after SIGTERM (seen ${Math.round(readyz503At)} ms after)`)
+
+  await sleep(Math.max(0, 400 - since()))
+  load.running = false
+  await Promise.all(workers)
+  // Redis now stalls for 3 s (a script spinning), so the next request is still in flight when
+  // the drain ends and the close begins.
+  const spinner = new Redis(redisServer.url)
+  t.teardown(() => { spinner.disconnect() })
+  const spin = spinner.eval(
+    "local t0 = redis.call('TIME') while true do local t = redis.call('TIME') if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 3000000 then break end end return 1",
+    0)
+  await sleep(200)
+  const inFlight = get(port, STATS, false, headers)
+  await sleep(Math.max(0, DRAIN_MS + 500 - since()))
+  const afterClose = await get(port, '/healthz', false)
+  t.equal(afterClose.error, 'ECONNREFUSED', 'after the drain, new connections are refused')
+  const finished = await inFlight
+  t.equal(finished.status, 200, 'the request in flight when the close began finished with 200')
+  await spin
+
+  const code = await exited
+  const exitedAfter = since()
+  t.equal(code, 0, 'exit code 0')
+  t.ok(exitedAfter < 10_000, `exited ${Math.round(exitedAfter)} ms after SIGTERM, within Docker's 10 s stop grace`)
+  await idleClosed
+  t.same(idleEvents, ['data'], 'the idle keep-alive connection got its response, then a clean close (no reset)')
+
+  t.ok(outcomes.length > 20, `${outcomes.length} requests under load`)
+  t.same(outcomes.filter((o) => o.error !== undefined || (o.status ?? 0) >= 500), [], 'no 5xx and no connection error, before or during the drain')
+  const drained = outcomes.filter((o) => o.sentAt > readyz503At)
+  t.ok(drained.length > 0 && drained.every((o) => o.status === 200), `${drained.length} requests sent after /readyz turned 503 were served with 200`)
+  t.ok(drained.every((o) => o.connection === 'close'), 'each with connection: close, so the client reconnects (elsewhere)')
+  t.match(stdout, /"msg":"draining: \/readyz answers 503, requests still served"/, 'the log says it drains')
+})
