@@ -4,7 +4,7 @@
 // the old release left it, must read back through the reader exactly as it meant, once migrated.
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { RedisCluster, RedisServer } from './helpers/redis-server.js'
+import { RedisCluster, RedisServer, redisFixture } from './helpers/redis-server.js'
 import { type Snapshot, snapshot } from './helpers/redis-snapshot.js'
 import { createRedis, redisNow, type RedisClient } from '../src/redis/client.js'
 import { boardMember, KeyBuilder, SCHEMA_VERSION } from '../src/redis/keys.js'
@@ -219,13 +219,7 @@ t.test('3-master cluster: servers on different nodes migrate, two runs at once m
 })
 
 t.test('a fresh, empty Redis gets schema 2 and nothing else', async (t) => {
-  const server = await RedisServer.start()
-  t.teardown(async () => { await server.close() })
-  const redis = createRedis({ url: server.url, offlineQueue: true })
-  t.teardown(() => { redis.disconnect() })
-  const raw = new Redis(server.url)
-  t.teardown(() => { raw.disconnect() })
-  const keys = new KeyBuilder('fresh')
+  const { redis, raw, keys } = await redisFixture(t, 'fresh')
   t.equal(await schemaVersion(redis, keys), 0, 'nothing under the prefix: schema 0')
   t.same(await migrate(redis, keys), { from: 0, to: SCHEMA_VERSION, guilds: 0, members: 0 })
   t.same(await raw.keys('*'), [keys.schema], 'only the schema key was written')
