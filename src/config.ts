@@ -36,6 +36,7 @@ export const ConfigSchema = Type.Object({
   requestTimeoutMs: PositiveInteger('REQUEST_TIMEOUT_MS: longest a client may take to send a request (headers included)', 10_000, 1000, 300_000),
   shutdownDrainMs: PositiveInteger('SHUTDOWN_DRAIN_MS: on SIGTERM, how long to keep serving with /readyz at 503 before closing', 5000, 0, 60_000),
   maxEventLoopDelayMs: PositiveInteger('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay; 0 never', 50, 0, 60_000),
+  maxInFlight: PositiveInteger('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance; 0 never', 256, 0, 1_000_000),
   maxHeapUsedPercent: PositiveInteger("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit; 0 never", 90, 0, 100),
   outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000)
 }, { additionalProperties: false })
@@ -61,6 +62,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
   shutdownDrainMs: 'SHUTDOWN_DRAIN_MS',
   maxEventLoopDelayMs: 'MAX_EVENT_LOOP_DELAY_MS',
+  maxInFlight: 'MAX_IN_FLIGHT',
   maxHeapUsedPercent: 'MAX_HEAP_USED_PERCENT',
   outageLogIntervalMs: 'OUTAGE_LOG_INTERVAL_MS'
 }

@@ -1,7 +1,8 @@
-// Overload: past what the instance can serve (here: an event loop kept busy 90% of the time,
-// against a threshold of 20 ms mean delay), requests are answered at once with 503
+// Overload: past what the instance can serve (an event loop kept busy 90% of the time against a
+// threshold of 20 ms mean delay; more requests in progress than MAX_IN_FLIGHT), requests are answered at once with 503
 // service_unavailable and retry-after; /healthz is never shed; service resumes by itself.
 import t from 'tap'
+import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
@@ -43,4 +44,29 @@ t.test('an overloaded instance sheds requests with 503 and retry-after, keeps /h
     served = await stats()
   }
   t.equal(served.statusCode, 200, 'served again once the event loop is free')
+})
+
+t.test('past MAX_IN_FLIGHT requests in progress, more are shed at once; the count falls back as they finish', async (t) => {
+  const { app, apiKeys } = await buildTestApp(t, server.url, { maxInFlight: 3, redisCommandTimeoutMs: 5000 })
+  const { key } = await apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const stats = async () => await app.inject({ url: STATS, headers: { 'x-api-key': key } })
+  t.equal((await stats()).statusCode, 200)
+
+  // Redis is busy for a second: requests pile up in progress, as under a flood of connections.
+  const stall = new Redis(server.url)
+  t.teardown(() => { stall.disconnect() })
+  const stalled = stall.eval(`local t = redis.call('TIME')
+    local from = t[1] * 1000000 + t[2]
+    repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - from > 1000000`, 0)
+  await sleep(50)
+  const answers = await Promise.all(Array.from({ length: 8 }, stats))
+  await stalled
+  const shed = answers.filter((a) => a.statusCode === 503)
+  t.equal(answers.filter((a) => a.statusCode === 200).length, 3, 'the first 3 wait for Redis and are served')
+  t.equal(shed.length, 5, 'the other 5 are shed without waiting')
+  t.match(shed[0]?.json(), { code: 'service_unavailable', message: /overloaded/ })
+  t.equal(shed[0]?.headers['retry-after'], '2')
+  const after = await Promise.all(Array.from({ length: 3 }, stats))
+  t.same(after.map((a) => a.statusCode), [200, 200, 200], 'every finished or shed request left the count')
+  t.equal((await app.inject({ url: '/healthz' })).statusCode, 200)
 })

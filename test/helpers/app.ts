@@ -24,7 +24,7 @@ export async function buildTestApp (t: Test, redisUrl: string, overrides: Partia
   // No load shedding unless a test asks for it (test/load-shedding.test.ts): on a busy CI machine
   // the event loop of a test process can lag past the production threshold.
   const config = parseConfig({
-    redisUrl, logLevel: 'silent', redisPrefix: `t${process.pid}-${prefixes++}`, maxEventLoopDelayMs: 0, ...overrides
+    redisUrl, logLevel: 'silent', redisPrefix: `t${process.pid}-${prefixes++}`, maxEventLoopDelayMs: 0, maxInFlight: 0, ...overrides
   })
   const app = buildApp(config)
   t.teardown(async () => { await app.close() })
