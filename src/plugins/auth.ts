@@ -81,20 +81,20 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest) {
     const header = request.headers['x-api-key']
     const presented = (Array.isArray(header) ? header[0] : header)?.trim() ?? ''
-    const address = clientAddress(request)
-    if (presented === '') return await refuse(address, new MissingApiKeyError())
+    // Parsed only when a refusal needs it: the common request never does.
+    if (presented === '') return await refuse(clientAddress(request), new MissingApiKeyError())
 
     const hash = hashApiKey(presented)
     let check = cacheTtl > 0 ? checks.get(hash) : undefined
     if (check === undefined) {
       // Only a key this instance does not know as valid is refused unseen.
-      const refused = recentlyValid.has(hash) ? null : refusedAddress(address)
+      const refused = recentlyValid.has(hash) ? null : refusedAddress(clientAddress(request))
       if (refused !== null) throw refused
       check = toCached(await apiKeys.check(presented))
       if (cacheTtl > 0) checks.set(hash, check)
     }
     if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) {
-      return await refuse(address, new InvalidApiKeyError())
+      return await refuse(clientAddress(request), new InvalidApiKeyError())
     }
     recentlyValid.set(hash, true)
     request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan }
