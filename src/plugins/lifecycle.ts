@@ -33,11 +33,13 @@ export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
     drain () { draining = true }
   })
 
-  fastify.addHook('onRequest', async () => {
-    if (closing) throw new ServiceUnavailableError('this instance is shutting down; retry', CLOSING_RETRY_AFTER_SECONDS)
+  // Callback hooks: every request passes here, and an async hook costs a promise each.
+  fastify.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? new ServiceUnavailableError('this instance is shutting down; retry', CLOSING_RETRY_AFTER_SECONDS) : undefined)
   })
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) reply.header('connection', 'close')
+    done(null, payload)
   })
   fastify.addHook('preClose', async () => {
     draining = true

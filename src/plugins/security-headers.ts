@@ -11,7 +11,9 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 }
 
 export default fp(async function securityHeadersPlugin (fastify: FastifyInstance) {
-  fastify.addHook('onSend', async (_request, reply) => {
+  // Callback hooks: every response passes here, and an async hook costs a promise each.
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     reply.headers(SECURITY_HEADERS)
+    done(null, payload)
   })
 }, { name: 'security-headers' })
