@@ -5,17 +5,28 @@
 // A compressed body's tag carries its encoding (`-br`, `-gzip`), as a strong tag must; a
 // client's tag matches whatever encoding it was sent in.
 import { createHash } from 'node:crypto'
+import type { FastifyReply } from 'fastify'
+import { utcDay } from '../reader/leaderboard-reader.js'
 import { packageInfo } from '../package-info.js'
 import { SCHEMA_VERSION } from '../redis/keys.js'
 
 const FORMAT = createHash('sha256').update(`${packageInfo.version}:${SCHEMA_VERSION}`).digest('base64url').slice(0, 6)
-const DAY_MS = 86_400_000
 
 export type ContentEncoding = 'br' | 'gzip' | 'identity'
 
 /** The tag of a body read at `version` (and on the UTC day of `nowMs`, when it depends on it), unquoted. */
 export function entityTag (version: string, nowMs?: number): string {
-  return nowMs === undefined ? `${version}-${FORMAT}` : `${version}-${FORMAT}-${Math.floor(nowMs / DAY_MS)}`
+  return nowMs === undefined ? `${version}-${FORMAT}` : `${version}-${FORMAT}-${utcDay(nowMs)}`
+}
+
+/** Keep the answer, but ask again before using it; it varies with the accepted encodings. */
+export function cacheHeaders (reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'private, no-cache').header('vary', 'accept-encoding')
+}
+
+/** A 304 for a request whose If-None-Match holds `matched` (as `matchingTag` returned it). */
+export async function sendNotModified (reply: FastifyReply, matched: string): Promise<FastifyReply> {
+  return await cacheHeaders(reply).code(304).header('etag', matched).send()
 }
 
 /** The ETag header value of a body with `tag`, sent in `encoding`. */

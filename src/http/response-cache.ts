@@ -4,9 +4,9 @@
 // once per entry, on first demand.
 import { LRUCache } from 'lru-cache'
 import { type ContentEncoding, entityTag } from './etag.js'
+import { utcDay } from '../reader/leaderboard-reader.js'
 import { encode } from './encoding.js'
 
-const DAY_MS = 86_400_000
 const ENTRY_OVERHEAD = 200
 
 export interface CachedBody {
@@ -38,7 +38,7 @@ export class ResponseCache {
     if (this.#lru === null || version === undefined) return undefined
     const entry = this.#lru.get(key)
     if (entry === undefined || entry.version !== version) return undefined
-    if (nowMs !== undefined && entry.day !== Math.floor(nowMs / DAY_MS)) return undefined
+    if (nowMs !== undefined && entry.day !== utcDay(nowMs)) return undefined
     return entry
   }
 
@@ -46,7 +46,7 @@ export class ResponseCache {
   put (key: string, version: string, nowMs: number | undefined, body: string): CachedBody {
     const entry: CachedBody = {
       version,
-      day: nowMs === undefined ? undefined : Math.floor(nowMs / DAY_MS),
+      day: nowMs === undefined ? undefined : utcDay(nowMs),
       tag: entityTag(version, nowMs),
       identity: Buffer.from(body)
     }

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { slidingWindowStore } from '../rate-limit/store.js'
 import { RateLimitedError } from '../errors.js'
-import { entityTag, matchingTag } from '../http/etag.js'
+import { entityTag, matchingTag, sendNotModified } from '../http/etag.js'
 import type { AuthenticatedKey } from './auth.js'
 
 declare module 'fastify' {
@@ -30,8 +30,6 @@ declare module 'fastify' {
     etagPerDay?: boolean
   }
 }
-
-export const CACHE_CONTROL = 'private, no-cache'
 
 function keyOf (request: FastifyRequest): AuthenticatedKey {
   if (request.apiKey === null) throw new Error('rate limit reached before authentication')
@@ -109,7 +107,7 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
       const tag = matchingTag(ifNoneMatch, entityTag(current, request.routeOptions.config.etagPerDay === true ? redisClock.now() : undefined))
       if (tag !== null && !peek.isAllowed) {
         rateHeaders(reply, peek.max, peek.remaining, peek.ttlInSeconds)
-        return await reply.code(304).header('etag', tag).header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding').send()
+        return await sendNotModified(reply, tag)
       }
     }
 

@@ -7,8 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Versioned } from '../reader/leaderboard-reader.js'
 import { ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
-import { etagHeader, matchingTag } from '../http/etag.js'
-import { CACHE_CONTROL } from './rate-limit.js'
+import { cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,10 +31,9 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
       entry = cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
     }
     const encoding = chooseEncoding(request.headers['accept-encoding'], entry.identity.length)
-    reply.header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding')
     const tag = matchingTag(request.headers['if-none-match'], entry.tag)
-    if (tag !== null) return await reply.code(304).header('etag', tag).send()
-    reply.header('etag', etagHeader(entry.tag, encoding)).type('application/json; charset=utf-8')
+    if (tag !== null) return await sendNotModified(reply, tag)
+    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type('application/json; charset=utf-8')
     if (encoding !== 'identity') reply.header('content-encoding', encoding)
     return await reply.send(cache.body(cacheKey, entry, encoding))
   })

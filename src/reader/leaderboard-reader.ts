@@ -127,9 +127,14 @@ export class LeaderboardReader {
   }
 }
 
+/** The UTC day of a time in Unix ms, as days since the epoch. */
+export function utcDay (ms: number): number {
+  return Math.floor(ms / DAY_MS)
+}
+
 /** The stored streak while it is alive (last claim today or yesterday, UTC), else 0. */
 export function currentStreak (stored: number, lastClaimMs: number | null, nowMs: number): number {
   if (lastClaimMs === null) return 0
-  const daysSince = Math.floor(nowMs / DAY_MS) - Math.floor(lastClaimMs / DAY_MS)
+  const daysSince = utcDay(nowMs) - utcDay(lastClaimMs)
   return daysSince <= 1 ? stored : 0
 }

@@ -4,6 +4,9 @@
 // cluster slot and one Lua script may touch all of it. An API key's record and its rate-limit
 // window share the tag `{k:<key_id>}` for the same reason.
 import { type ClientAddress, isClientAddress } from '../http/client-address.js'
+import { SNOWFLAKE_PATTERN } from '../validation.js'
+
+const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
@@ -71,7 +74,7 @@ export class KeyBuilder {
     const head = `${this.prefix}:{`
     const tail = '}:board'
     const id = key.startsWith(head) && key.endsWith(tail) ? key.slice(head.length, -tail.length) : ''
-    return /^[1-9][0-9]{0,19}$/.test(id) ? id : null
+    return SNOWFLAKE.test(id) ? id : null
   }
 
   /** STRING: the schema version of the data under this prefix. */
