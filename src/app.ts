@@ -8,6 +8,10 @@ import type { Config } from './config.js'
 import { loggerOptions, RequestLogController } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
+import redisMigrationPlugin from './plugins/redis-migration.js'
+import leaderboardReaderPlugin from './plugins/leaderboard-reader.js'
+import apiKeysPlugin from './plugins/api-keys.js'
+import slidingWindowPlugin from './plugins/sliding-window.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -28,6 +32,10 @@ export interface AppOptions {
 export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
   await fastify.register(configPlugin, { config: opts.config })
   await fastify.register(redisPlugin)
+  await fastify.register(redisMigrationPlugin)
+  await fastify.register(leaderboardReaderPlugin)
+  await fastify.register(apiKeysPlugin)
+  await fastify.register(slidingWindowPlugin)
   await fastify.register(errorHandler)
   await fastify.register(securityHeadersPlugin)
   await fastify.register(lifecyclePlugin)

@@ -106,4 +106,4 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
       throw new ForbiddenError(guildId ?? '')
     }
   })
-}, { name: 'auth', dependencies: ['redis'] })
+}, { name: 'auth', dependencies: ['config', 'redis', 'api-keys', 'sliding-window'] })

@@ -120,4 +120,4 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
     }
     rateHeaders(reply, result.max, result.remaining, result.ttlInSeconds)
   })
-}, { name: 'rate-limit', dependencies: ['redis', 'auth'] })
+}, { name: 'rate-limit', dependencies: ['config', 'redis', 'leaderboard-reader', 'sliding-window', 'auth'] })

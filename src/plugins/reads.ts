@@ -37,4 +37,4 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     if (encoding !== 'identity') reply.header('content-encoding', encoding)
     return await reply.send(cache.body(cacheKey, entry, encoding))
   })
-}, { name: 'reads', dependencies: ['config', 'redis'] })
+}, { name: 'reads', dependencies: ['config', 'sliding-window'] })

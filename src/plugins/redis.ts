@@ -1,31 +1,24 @@
-// The Redis connection and the read-side services built on it, as decorators.
+// The Redis connection, the key builder and Redis's health, as decorators. The services built on
+// the connection are their own plugins (redis-migration.ts, leaderboard-reader.ts, api-keys.ts,
+// sliding-window.ts), each naming this one as a dependency.
 import fp from 'fastify-plugin'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { createRedis, type RedisClient } from '../redis/client.js'
-import { KeyBuilder, SCHEMA_VERSION } from '../redis/keys.js'
-import { migrate } from '../redis/migrate.js'
-import { LeaderboardReader } from '../reader/leaderboard-reader.js'
-import { ApiKeyStore } from '../api-keys/api-keys.js'
-import { SlidingWindow } from '../rate-limit/sliding-window.js'
-import { RedisClock } from '../redis/clock.js'
+import { KeyBuilder } from '../redis/keys.js'
 import { redisUnavailability, UNREACHABLE_RETRY_AFTER_SECONDS } from '../redis/errors.js'
 import { RedisHealth } from '../redis/health.js'
 
 const STARTUP_WAIT_MS = 5000
-const MIGRATION_TIMEOUT_MS = 120_000
 
 declare module 'fastify' {
   interface FastifyInstance {
     redisClient: RedisClient
     keys: KeyBuilder
-    leaderboard: LeaderboardReader
-    apiKeys: ApiKeyStore
-    slidingWindow: SlidingWindow
-    /** Redis's clock, estimated locally from the limiter's replies. */
-    redisClock: RedisClock
     /** Whether Redis serves (a write probe), and the outage log (see redis/health.ts). */
     redisHealth: RedisHealth
+    /** Whether Redis was ready when the app started (else it is waited for in the background). */
+    redisReadyAtStart: boolean
   }
 }
 
@@ -59,30 +52,8 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   ])
   if (!ready) fastify.log.warn(`redis not ready after ${STARTUP_WAIT_MS} ms; serving 503 until it is`)
 
-  // Data written by an older release is moved to this one's layout before anything is served
-  // (or as soon as Redis is reachable, if it is not yet).
-  const migrateNow = async (): Promise<void> => {
-    if (await redis.get(keys.schema) === String(SCHEMA_VERSION)) return
-    // A server's move is one script that may run past the API's command timeout.
-    const admin = createRedis({ url: redisUrl, cluster: config.redisCluster, commandTimeoutMs: MIGRATION_TIMEOUT_MS, offlineQueue: true })
-    try {
-      const result = await migrate(admin, keys)
-      if (result.from !== result.to) fastify.log.info(result, 'redis data migrated to the current schema')
-    } finally {
-      admin.disconnect()
-    }
-  }
-  if (ready) {
-    await migrateNow()
-  } else {
-    redis.once('ready', () => { migrateNow().catch((err: Error) => { fastify.log.error({ err }, 'redis data migration failed') }) })
-  }
   fastify.decorate<RedisClient>('redisClient', redis)
   fastify.decorate('keys', keys)
-  fastify.decorate('leaderboard', new LeaderboardReader(redis, keys))
-  fastify.decorate('apiKeys', new ApiKeyStore(redis, keys))
-  const clock = new RedisClock()
-  fastify.decorate('redisClock', clock)
-  fastify.decorate('slidingWindow', new SlidingWindow(redis, clock))
   fastify.decorate('redisHealth', health)
+  fastify.decorate('redisReadyAtStart', ready)
 }, { name: 'redis', dependencies: ['config'] })

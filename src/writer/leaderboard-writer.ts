@@ -3,6 +3,7 @@
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
+import { AwardStatus, DailyClaimStatus, MemberWriteStatus } from '../redis/script-status.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys } from './operations.js'
 import { type Curve, CURVES, isCurve, MAX_XP } from '../levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, XpLimitError } from '../errors.js'
@@ -167,7 +168,7 @@ export class LeaderboardWriter {
     const op = this.#operation(guildId, ref.opId)
     const [status, xp, gained] = await this.redis.awardXp(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
       boardMember(userId), award, username, MAX_XP, op.opId, op.ttlMs)
-    if (status !== 1) {
+    if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
     return { gained, xp }
@@ -191,7 +192,7 @@ export class LeaderboardWriter {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     return await this.redis.setUsername(k.board, k.members, k.version, op.current, op.previous,
-      boardMember(userId), username, op.opId, op.ttlMs) === 1
+      boardMember(userId), username, op.opId, op.ttlMs) === MemberWriteStatus.done
   }
 
   /** Removes a member and all its data. Returns false when it was not a member. */
@@ -200,7 +201,7 @@ export class LeaderboardWriter {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     return await this.redis.removeMember(k.board, k.members, k.stats, k.version, op.current, op.previous,
-      boardMember(userId), op.opId, op.ttlMs) === 1
+      boardMember(userId), op.opId, op.ttlMs) === MemberWriteStatus.done
   }
 
   /**
@@ -222,10 +223,11 @@ export class LeaderboardWriter {
       boardMember(userId), at, MAX_CLAIM_AHEAD_MS, op.opId, op.ttlMs)
     const when = new Date(value).toISOString()
     switch (status) {
-      case 1: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
-      case -1: throw new DailyClaimRefusedError('already_claimed', `user ${userId} already claimed on that UTC day (last claim ${when})`)
-      case -2: throw new DailyClaimRefusedError('before_last_claim', `the claim is dated before user ${userId}'s last claim (${when})`)
-      default: throw new DailyClaimRefusedError('in_future', `the claim is dated more than 5 minutes after the service's clock (${when})`)
+      case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
+      case DailyClaimStatus.alreadyClaimed: throw new DailyClaimRefusedError('already_claimed', `user ${userId} already claimed on that UTC day (last claim ${when})`)
+      case DailyClaimStatus.beforeLastClaim: throw new DailyClaimRefusedError('before_last_claim', `the claim is dated before user ${userId}'s last claim (${when})`)
+      default: // DailyClaimStatus.inFuture
+        throw new DailyClaimRefusedError('in_future', `the claim is dated more than 5 minutes after the service's clock (${when})`)
     }
   }
 

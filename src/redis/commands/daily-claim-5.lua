@@ -15,10 +15,10 @@
   ARGV[4] operation id
   ARGV[5] how long a bucket's hash lives, ms
 
-  Returns { 1, streak, claimed_at } on success, or, with nothing changed,
-          { -1, last_claim }  already claimed on that UTC day
-          { -2, last_claim }  dated before the member's last claim
-          { -3, now }         dated too far ahead of the clock
+  Returns { 1, streak, claimed_at } on success (CLAIMED), or, with nothing changed,
+          { -1, last_claim }  ALREADY_CLAIMED on that UTC day
+          { -2, last_claim }  BEFORE_LAST_CLAIM: dated before the member's last claim
+          { -3, now }         IN_FUTURE: dated too far ahead of the clock
   An operation already applied returns its first reply and changes nothing.
 ]]
 --- @include "clock"
@@ -30,21 +30,23 @@ local done = replay(KEYS[4], KEYS[5], ARGV[4])
 if done then return done end
 
 local DAY = 86400000
+-- Statuses, as src/redis/script-status.ts names them.
+local CLAIMED, ALREADY_CLAIMED, BEFORE_LAST_CLAIM, IN_FUTURE = 1, -1, -2, -3
 
 local now = now_ms()
 local at = now
 if ARGV[2] ~= '' then at = tonumber(ARGV[2]) end
 if at > now + tonumber(ARGV[3]) then
-  return remember(KEYS[4], ARGV[4], ARGV[5], { -3, now })
+  return remember(KEYS[4], ARGV[4], ARGV[5], { IN_FUTURE, now })
 end
 
 local stored_streak, stored_claim, name = read_record(KEYS[2], ARGV[1])
 local streak = 1
 local last = tonumber(stored_claim)
 if last then
-  if at < last then return remember(KEYS[4], ARGV[4], ARGV[5], { -2, last }) end
+  if at < last then return remember(KEYS[4], ARGV[4], ARGV[5], { BEFORE_LAST_CLAIM, last }) end
   local day, last_day = math.floor(at / DAY), math.floor(last / DAY)
-  if day == last_day then return remember(KEYS[4], ARGV[4], ARGV[5], { -1, last }) end
+  if day == last_day then return remember(KEYS[4], ARGV[4], ARGV[5], { ALREADY_CLAIMED, last }) end
   if day == last_day + 1 then
     streak = (tonumber(stored_streak) or 0) + 1
   end
@@ -54,4 +56,4 @@ write_record(KEYS[2], ARGV[1], streak, string.format('%d', at), name)
 -- A new member enters the board with 0 XP; 0 XP adds nothing to the aggregates.
 redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
 bump_version(KEYS[3])
-return remember(KEYS[4], ARGV[4], ARGV[5], { 1, streak, at })
+return remember(KEYS[4], ARGV[4], ARGV[5], { CLAIMED, streak, at })

@@ -1,0 +1,11 @@
+// The status codes the write scripts reply with (each script's header lists its own). These
+// names are the one place TypeScript spells the numbers; the scripts name them as locals too.
+
+/** award-xp: the first element of the reply. */
+export const AwardStatus = { awarded: 1, overXpLimit: -1 } as const
+
+/** daily-claim: the first element of the reply. */
+export const DailyClaimStatus = { claimed: 1, alreadyClaimed: -1, beforeLastClaim: -2, inFuture: -3 } as const
+
+/** remove-member and set-username: the whole reply. */
+export const MemberWriteStatus = { done: 1, notMember: 0 } as const
