@@ -1,7 +1,7 @@
 // `npm run bench`: the service side by side with a bare Fastify route serving byte-identical
 // answers, in one run, with the Redis CPU each request costs beside its throughput.
 //
-//   npm run bench -- [--members N] [--scale] [--duration S] [--connections C] [--json FILE]
+//   npm run bench -- [--members N] [--scale] [--duration S] [--connections C] [--only TEXT,...] [--json FILE]
 //
 // It starts its own redis-server (AOF on, as deployed), seeds one server through the bulk write
 // path (timed: members/s), runs the built service (`node dist/server.js`, as users run it, at
@@ -35,6 +35,8 @@ const { values: args } = parseArgs({
     scale: { type: 'boolean', default: false },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
+    // Only the endpoints whose label has one of these words (comma-separated), e.g. "limit=10,member,304".
+    only: { type: 'string' },
     json: { type: 'string', default: 'bench-results.json' }
   }
 })
@@ -142,7 +144,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const env = {
     REDIS_URL: server.url,
     HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 })
   }
   const servicePort = await freePort()
@@ -201,8 +203,10 @@ async function main (cleanups: Cleanups): Promise<void> {
   console.log(`service, uncached service and bare route up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
   for (const base of [serviceBase, uncachedBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
 
+  const only = args.only?.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
   const rows: Row[] = []
-  for (const e of endpoints) {
+  for (const e of chosen) {
     // Service and bare route take turns, twice, so that both see the same background load.
     const serviceRuns: Run[] = []
     const bareRuns: Run[] = []

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
-import { loggerOptions, RequestLogController } from './logger.js'
+import { lazyChildLoggerFactory, loggerOptions, RequestLogController } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
 import redisMigrationPlugin from './plugins/redis-migration.js'
@@ -69,6 +69,7 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
     },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()
+  fastify.setChildLoggerFactory(lazyChildLoggerFactory)
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     done()

@@ -350,4 +350,13 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
     msg: 'request', method: 'GET', route: '/api/v1/servers/:guild_id/leaderboard', statusCode: 200, guild: GUILD, keyId: created.id, ms: Number
   }, 'the line names the route, status, duration, server, key id and request id')
   t.match(parsed.filter((l) => l.msg === 'request').at(-1), { route: '/api/v1/servers/:guild_id/members/:user_id', statusCode: 404, keyId: created.id })
+
+  // A request that logs through its own logger (made only then) is still tied to its id.
+  await ctx.redis.set(ctx.keys.guild(GUILD).board, 'not a sorted set')
+  const failed = await fetch(`http://127.0.0.1:${port}/api/v1/servers/${GUILD}/members/1`, {
+    headers: { 'x-api-key': created.key, 'x-request-id': 'req-err-9' }
+  })
+  t.equal(failed.status, 500)
+  const errorLines = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.reqId === 'req-err-9')
+  t.match(errorLines, [{ msg: 'unexpected error', level: 50 }, { msg: 'request', statusCode: 500 }])
 })
