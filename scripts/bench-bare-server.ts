@@ -2,9 +2,17 @@
 // that serves the very bytes the service answered (same status, body and content headers), with
 // no authentication, rate limit or Redis. A request carrying If-None-Match gets the same 304.
 //
-//   node --import tsx scripts/bench-bare-server.ts <fixtures.json> <port>
+// With a Redis URL, the "floor": the same route, after the Redis exchange the service makes for
+// a read it serves from its cache (the limiter's script, counting or, for a revalidation, only
+// reading, and the GET of the server's data version, together in one round trip), through the
+// service's own client and limiter. What the service costs beyond it is its own code.
+//
+//   node --import tsx scripts/bench-bare-server.ts <fixtures.json> <port> [<redis url> <guild id>]
 import Fastify from 'fastify'
 import { readFileSync } from 'node:fs'
+import { createRedis } from '../src/redis/client.js'
+import { KeyBuilder } from '../src/redis/keys.js'
+import { SlidingWindow } from '../src/rate-limit/sliding-window.js'
 
 export interface BareFixture {
   /** Path and query, as requested. */
@@ -18,8 +26,8 @@ export interface BareFixture {
   body: string
 }
 
-const [fixturesFile, port] = process.argv.slice(2)
-if (fixturesFile === undefined || port === undefined) throw new Error('usage: bench-bare-server.ts <fixtures.json> <port>')
+const [fixturesFile, port, redisUrl, guildId] = process.argv.slice(2)
+if (fixturesFile === undefined || port === undefined) throw new Error('usage: bench-bare-server.ts <fixtures.json> <port> [<redis url> <guild id>]')
 const fixtures = JSON.parse(readFileSync(fixturesFile, 'utf8')) as BareFixture[]
 
 /** What tells fixtures of one path apart: a conditional request and the accepted encodings. */
@@ -30,10 +38,31 @@ function fixtureKey (path: string, headers: Record<string, string | string[] | u
 const byKey = new Map(fixtures.map((f) => [fixtureKey(f.path, f.requestHeaders), { ...f, bytes: Buffer.from(f.body, 'base64') }]))
 const fastify = Fastify({ logger: false })
 fastify.get('/ready', async () => 'ready')
+
+/** The floor's Redis exchange for one request, or nothing for the bare route. */
+let exchange: ((revalidation: boolean) => Promise<unknown>) | undefined
+if (redisUrl !== undefined && guildId !== undefined) {
+  const redis = createRedis({ url: redisUrl })
+  const keys = new KeyBuilder()
+  const window = new SlidingWindow(redis)
+  const limiterKey = keys.keyRateLimit('bench-floor')
+  const versionKey = keys.guild(guildId).version
+  fastify.addHook('onClose', () => { redis.disconnect() })
+  exchange = async (revalidation) => await Promise.all([
+    revalidation ? window.peek(limiterKey, 1e9, 3_600_000) : window.hit(limiterKey, 1e9, 3_600_000),
+    redis.get(versionKey)
+  ])
+}
+
 fastify.get('/*', (request, reply) => {
   const fixture = byKey.get(fixtureKey(request.url, request.headers))
   if (fixture === undefined) return reply.code(404).send()
-  reply.code(fixture.status).headers(fixture.headers)
-  return reply.send(fixture.status === 304 ? undefined : fixture.bytes)
+  const send = (): void => {
+    reply.code(fixture.status).headers(fixture.headers)
+    reply.send(fixture.status === 304 ? undefined : fixture.bytes)
+  }
+  if (exchange === undefined) return send()
+  exchange(fixture.status === 304).then(send, (err: Error) => { reply.send(err) })
+  return reply
 })
 await fastify.listen({ host: '127.0.0.1', port: Number(port) })

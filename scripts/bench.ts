@@ -5,8 +5,10 @@
 //
 // It starts its own redis-server (AOF on, as deployed), seeds one server through the bulk write
 // path (timed: members/s), runs the built service (`node dist/server.js`, as users run it, at
-// LOG_LEVEL=info with its log discarded) and the bare server as child processes, and for each
-// endpoint runs autocannon against one and then the other, twice. Redis CPU per request is INFO cpu
+// LOG_LEVEL=info with its log discarded), the bare server and the "floor" (the bare route after
+// the Redis exchange the service makes per request) as child processes, and for each endpoint
+// runs autocannon against each in turn, twice. "floor ratio" is floor / bare: the most the
+// service's design could reach, since every request must ask Redis for its count and version. Redis CPU per request is INFO cpu
 // (used_cpu_user_main_thread + used_cpu_sys_main_thread) after minus before a service run, over
 // the requests it answered. A second service runs with its response cache off, so every read
 // goes to Redis as it does right after a write (the "uncached" rows). On two cores the load
@@ -65,8 +67,12 @@ interface Run {
 interface Row {
   label: string
   service: Run
+  /** The bare route after the service's Redis exchange (see bench-bare-server.ts). */
+  floor: Run
   bare: Run
   ratio: number
+  /** floor / bare: the most the service could reach with its Redis exchange. */
+  floorRatio: number
   redisUsPerRequest: number
   uncached?: Run & { redisUsPerRequest: number }
 }
@@ -144,7 +150,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const env = {
     REDIS_URL: server.url,
     HOST: '127.0.0.1',
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    LOG_LEVEL: 'info',
     PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 })
   }
   const servicePort = await freePort()
@@ -199,9 +205,12 @@ async function main (cleanups: Cleanups): Promise<void> {
   const barePort = await freePort()
   const bareBase = `http://127.0.0.1:${barePort}`
   await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(barePort)], {}, `${bareBase}/ready`)
+  const floorPort = await freePort()
+  const floorBase = `http://127.0.0.1:${floorPort}`
+  await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(floorPort), server.url, GUILD], {}, `${floorBase}/ready`)
 
   console.log(`service, uncached service and bare route up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
-  for (const base of [serviceBase, uncachedBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
+  for (const base of [serviceBase, uncachedBase, floorBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
 
   const only = args.only?.split(',').map((s) => s.trim()).filter((s) => s !== '')
   const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
@@ -209,17 +218,22 @@ async function main (cleanups: Cleanups): Promise<void> {
   for (const e of chosen) {
     // Service and bare route take turns, twice, so that both see the same background load.
     const serviceRuns: Run[] = []
+    const floorRuns: Run[] = []
     const bareRuns: Run[] = []
     let redisUs = 0
     for (let round = 0; round < ROUNDS; round++) {
       const before = await redisCpuUs(redis)
       serviceRuns.push(await cannon(serviceBase, e, SECONDS))
       redisUs += await redisCpuUs(redis) - before
+      floorRuns.push(await cannon(floorBase, e, SECONDS))
       bareRuns.push(await cannon(bareBase, e, SECONDS))
     }
     const service = combine(serviceRuns)
+    const floor = combine(floorRuns)
     const bare = combine(bareRuns)
-    const row: Row = { label: e.label, service, bare, ratio: service.rps / bare.rps, redisUsPerRequest: redisUs / service.requests }
+    const row: Row = {
+      label: e.label, service, floor, bare, ratio: service.rps / bare.rps, floorRatio: floor.rps / bare.rps, redisUsPerRequest: redisUs / service.requests
+    }
     if (e.status === undefined) {
       const uncachedBefore = await redisCpuUs(redis)
       const uncached = await cannon(uncachedBase, e, SECONDS)
@@ -228,12 +242,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     rows.push(row)
   }
 
-  console.log('| endpoint | service req/s | bare req/s | ratio | p50 / p99 ms | Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('| endpoint | service req/s | bare req/s | ratio | floor ratio | p50 / p99 ms | Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     const u = r.uncached
-    console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
-      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.rps / r.bare.rps, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.bare.bad + (u?.bad ?? 0)} |`)
+    console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${fmt(r.floorRatio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
+      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.rps / r.bare.rps, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.bare.bad + (u?.bad ?? 0)} |`)
   }
   const byLabel = (label: string): Row | undefined => rows.find((r) => r.label === label)
   const top = byLabel('leaderboard limit=100')
