@@ -22,7 +22,7 @@ declare module 'fastify' {
     leaderboard: LeaderboardReader
     apiKeys: ApiKeyStore
     slidingWindow: SlidingWindow
-    /** Redis's clock, estimated locally from the limiter's replies. */
+    /** Redis's clock, estimated locally from the limiter's and the reads' replies. */
     redisClock: RedisClock
     /** Whether Redis serves (a write probe), and the outage log (see redis/health.ts). */
     redisHealth: RedisHealth
@@ -79,9 +79,9 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   }
   fastify.decorate<RedisClient>('redisClient', redis)
   fastify.decorate('keys', keys)
-  fastify.decorate('leaderboard', new LeaderboardReader(redis, keys))
-  fastify.decorate('apiKeys', new ApiKeyStore(redis, keys))
   const clock = new RedisClock()
+  fastify.decorate('leaderboard', new LeaderboardReader(redis, keys, clock))
+  fastify.decorate('apiKeys', new ApiKeyStore(redis, keys))
   fastify.decorate('redisClock', clock)
   fastify.decorate('slidingWindow', new SlidingWindow(redis, clock))
   fastify.decorate('redisHealth', health)
