@@ -24,9 +24,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { freePort } from '../src/redis/redis-server.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
-import { KeyBuilder } from '../src/redis/keys.js'
+import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { DEFAULT_OPERATION_WINDOW_MS } from '../src/writer/operations.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
 import type { BareFixture } from './bench-bare-server.js'
 import { type Cleanups, runBenchmark } from './run-benchmark.js'
@@ -146,6 +147,9 @@ async function main (cleanups: Cleanups): Promise<void> {
   const bytesPerMember = (memory - emptyMemory) / MEMBERS
   console.log(`seeded ${fmt(MEMBERS)} members in ${fmt(seeded.elapsedMs)} ms: ${fmt(seedRate)} members/s; Redis memory ${fmt(bytesPerMember)} bytes per member`)
 
+  const periodBytes = await awardEveryone(redis, writer, keys)
+  console.log(`awarded every member once this week: the period boards take ${fmt(periodBytes)} bytes of Redis memory per member active in the period`)
+
   const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional', name: 'bench' })
   const env = {
     REDIS_URL: server.url,
@@ -170,6 +174,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const deepPage = Math.max(1, Math.floor(MEMBERS / 200))
   const member = (await readPage(`limit=1&page=${Math.floor(MEMBERS / 2)}`))[0]?.user_id
   if (member === undefined || (await readPage('limit=100')).length !== 100) throw new Error('the seeded board is not served')
+  const hundredIds = (await readPage(`limit=100&page=${deepPage}`)).map((e) => e.user_id).join(',')
   const auth = { 'x-api-key': key }
   const endpoints: Endpoint[] = [
     { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, headers: auth },
@@ -177,6 +182,9 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: `leaderboard limit=100 page=${deepPage}`, path: `${api}/leaderboard?limit=100&page=${deepPage}`, headers: auth },
     { label: 'leaderboard limit=100 gzip', path: `${api}/leaderboard?limit=100`, headers: { ...auth, 'accept-encoding': 'gzip' } },
     { label: 'member', path: `${api}/members/${member}`, headers: auth },
+    { label: 'around radius=50', path: `${api}/members/${member}/around?radius=50`, headers: auth },
+    { label: 'members ids=100', path: `${api}/members?ids=${hundredIds}`, headers: auth },
+    { label: 'leaderboard period=week limit=100', path: `${api}/leaderboard?period=week&limit=100`, headers: auth },
     { label: 'stats', path: `${api}/stats`, headers: auth }
   ]
   const first = await fetch(serviceBase + (endpoints[0]?.path ?? ''), { headers: auth })
@@ -259,6 +267,15 @@ async function main (cleanups: Cleanups): Promise<void> {
       `${fmt(deep.uncached.redisUsPerRequest / top.uncached.redisUsPerRequest, 2)}x the Redis CPU; member vs page 1 (limit=10): ` +
       `${fmt(first10.uncached.rps / one.uncached.rps, 2)}x the time, ${fmt(one.uncached.redisUsPerRequest / first10.uncached.redisUsPerRequest, 2)}x the Redis CPU`)
   }
+  // The budget of the extended reads: no dearer than a 100-entry page, in throughput and in Redis CPU.
+  for (const label of ['around radius=50', 'members ids=100', 'leaderboard period=week limit=100']) {
+    const row = byLabel(label)
+    if (row === undefined || top === undefined) continue
+    const uncached = row.uncached !== undefined && top.uncached !== undefined
+      ? `; uncached ${fmt(row.uncached.rps / top.uncached.rps, 2)}x the req/s, ${fmt(row.uncached.redisUsPerRequest / top.uncached.redisUsPerRequest, 2)}x the Redis CPU`
+      : ''
+    console.log(`${label} vs leaderboard limit=100: ${fmt(row.ratio / top.ratio, 2)}x the ratio to its bare route, ${fmt(row.redisUsPerRequest / top.redisUsPerRequest, 2)}x the Redis CPU${uncached}`)
+  }
   writeFileSync(args.json, JSON.stringify({
     date: new Date().toISOString(),
     node: process.version,
@@ -266,6 +283,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     members: MEMBERS,
     seedMembersPerSecond: seedRate,
     redisBytesPerMember: bytesPerMember,
+    periodBoardBytesPerActiveMember: periodBytes,
     connections: CONNECTIONS,
     seconds: SECONDS,
     rows
@@ -283,6 +301,25 @@ async function rawGet (url: string, headers: Record<string, string>): Promise<{ 
       response.on('error', reject)
     }).on('error', reject)
   })
+}
+
+/**
+ * Awards every member of the board once (this week and month, by Redis's clock) and returns
+ * what the period boards cost per member: used_memory after minus before, the awards' operation
+ * ids (kept 5 to 10 minutes, see the writer) deleted first so that only the boards count.
+ */
+async function awardEveryone (redis: RedisClient, writer: LeaderboardWriter, keys: KeyBuilder): Promise<number> {
+  const members = (await redis.zrange(keys.guild(GUILD).board, 0, -1)).map(userIdFromBoardMember)
+  const usedMemory = async (): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? NaN)
+  const before = await usedMemory()
+  const started = Date.now()
+  let next = 0
+  await Promise.all(Array.from({ length: 200 }, async () => {
+    while (next < members.length) await writer.awardXp({ guildId: GUILD, userId: members[next++] as string, xp: 1 + next % 500 })
+  }))
+  const bucketOf = (ms: number): number => Math.floor(ms / DEFAULT_OPERATION_WINDOW_MS) // as src/writer/operations.ts names them
+  for (let bucket = bucketOf(started); bucket <= bucketOf(Date.now()); bucket++) await redis.del(keys.operations(GUILD, bucket))
+  return (await usedMemory() - before) / members.length
 }
 
 /** used_memory of a Redis with nothing in it, started the same way, for the bytes-per-member figure. */

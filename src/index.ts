@@ -5,10 +5,14 @@ export {
   LeaderboardWriter, MAX_CLAIM_AHEAD_MS,
   type AwardResult, type DailyClaim, type GuildSettingsInput, type MemberRef
 } from './writer/leaderboard-writer.js'
-export { LeaderboardReader, type GuildStats, type LeaderboardEntry, type LeaderboardPage, type MemberRecord } from './reader/leaderboard-reader.js'
+export {
+  LeaderboardReader, type Around, type GuildStats, type LeaderboardEntry, type LeaderboardPage, type MemberList, type MemberRecord
+} from './reader/leaderboard-reader.js'
+export { RedisClock } from './redis/clock.js'
+export { PERIODS, isoWeek, utcMonth, type Period, type PeriodSpan } from './periods/periods.js'
 export { ApiKeyStore, API_KEY_PREFIX, hashApiKey, type ApiKeyInfo, type CreatedApiKey } from './api-keys/api-keys.js'
 export { PLANS, DEFAULT_PLAN_LIMITS, type Plan } from './api-keys/plans.js'
-export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, xpForLevel, xpToNextLevel, type Curve } from './levels/curves.js'
+export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, levelProgress, xpForLevel, xpToNextLevel, type Curve } from './levels/curves.js'
 export { MAX_AWARD } from './validation.js'
 export * from './errors.js'
 export { buildApp } from './app.js'

@@ -316,6 +316,19 @@ t.test('the OpenAPI document is generated from the route schemas', async (t) => 
   t.same(Object.keys(leaderboard.responses).sort(), ['200', '400', '401', '403', '429', '500', '503'])
   t.ok(body.paths['/api/v1/servers/{guild_id}/members/{user_id}'].get.responses['404'])
   t.ok(body.paths['/api/v1/servers/{guild_id}/stats'].get)
+  const period = leaderboard.parameters.find((p: { name: string }) => p.name === 'period')
+  t.match(period, { in: 'query', required: false, schema: { enum: ['all', 'week', 'month', 'last_week', 'last_month'], default: 'all' } })
+  const around = body.paths['/api/v1/servers/{guild_id}/members/{user_id}/around'].get
+  t.match(around, { operationId: 'getLeaderboardAroundMember', security: [{ apiKey: [] }] })
+  t.match(around.parameters.find((p: { name: string }) => p.name === 'radius'), { schema: { type: 'integer', minimum: 0, maximum: 50, default: 5 } })
+  t.same(Object.keys(around.responses).sort(), ['200', '400', '401', '403', '404', '429', '500', '503'])
+  const list = body.paths['/api/v1/servers/{guild_id}/members'].get
+  t.match(list, { operationId: 'getMembers', security: [{ apiKey: [] }] })
+  t.match(list.parameters.find((p: { name: string }) => p.name === 'ids'), { in: 'query', required: true })
+  t.match(list.responses['200'].content['application/json'].schema.properties, { data: { type: 'array' }, missing: { type: 'array' } })
+  t.match(body.paths['/api/v1/servers/{guild_id}/members/{user_id}'].get.responses['200'].content['application/json'].schema.properties, {
+    weekly_xp: { type: 'integer' }, monthly_xp: { type: 'integer' }, level_progress: { type: 'object' }
+  })
   t.same(body.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' })
 })
 

@@ -15,7 +15,10 @@ t.teardown(async () => { await server.close() })
 
 const GUILD = '1200000000000000001'
 const API = `/api/v1/servers/${GUILD}`
-const READS = [`${API}/leaderboard`, `${API}/leaderboard?limit=100`, `${API}/members/11`, `${API}/stats`]
+const READS = [
+  `${API}/leaderboard`, `${API}/leaderboard?limit=100`, `${API}/members/11`, `${API}/stats`,
+  `${API}/leaderboard?period=week`, `${API}/members/11/around`, `${API}/members?ids=11,12,99`
+]
 let prefixes = 0
 
 interface Fixture extends TestApp { key: string }

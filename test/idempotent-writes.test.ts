@@ -6,7 +6,8 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
-import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { createRedis, type RedisClient, redisNow } from '../src/redis/client.js'
+import { isoWeek } from '../src/periods/periods.js'
 import { boardMember, KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { InvalidParameterError } from '../src/errors.js'
@@ -107,6 +108,13 @@ t.test('awards, claims and removals under connection kills are applied once; the
   t.same(wrong, [], 'each member holds exactly the XP its acknowledged awards gave')
   t.equal(onBoard.size, MEMBERS - 10)
   t.equal(Number(await check.hget(k.stats, 'xp_total')), expectedTotal, 'xp_total equals the acknowledged gains')
+  // The period boards are written by the same script runs: they hold the same gains, once.
+  const week = keys.period(GUILD, isoWeek(await redisNow(check as unknown as RedisClient)).label)
+  const weekBoard = await check.zrange(week, 0, -1, 'WITHSCORES')
+  const inWeek = new Map<string, number>()
+  for (let i = 0; i < weekBoard.length; i += 2) inWeek.set(String(weekBoard[i]), Number(weekBoard[i + 1]))
+  const wrongWeek = [...acknowledged].filter(([userId, gained]) => inWeek.get(boardMember(userId)) !== (Number(userId) <= 10 ? undefined : gained))
+  t.same(wrongWeek, [], "this week's board holds exactly the acknowledged gains; removed members are off it")
 })
 
 t.test('an operation id is remembered: a retry returns the first result and changes nothing, for every kind of write', async (t) => {

@@ -9,7 +9,8 @@ import { Random } from '../src/random.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
-import { type Curve, CURVES, levelForXp, MAX_XP, xpForLevel, xpToNextLevel } from '../src/levels/curves.js'
+import { type Curve, CURVES, levelForXp, levelProgress, MAX_XP, xpForLevel, xpToNextLevel } from '../src/levels/curves.js'
+import { buildTestApp } from './helpers/app.js'
 
 /** XP from level l to l + 1, exactly as the table in CONTRACT.md writes it. */
 const perLevel: Record<Curve, (l: bigint) => bigint> = {
@@ -153,6 +154,59 @@ t.test('MAX_XP is still exact: its level is the contract level and the top thres
   // MAX_XP = 10^12 is exactly the flat threshold of level 10^9.
   t.equal(expected.flat, 1_000_000_000)
   t.ok(expected.mee6 > 8000 && expected.linear > 140_000, `mee6 ${expected.mee6}, linear ${expected.linear}`)
+})
+
+t.test('level progress: XP within the current level and the XP that level takes, at 0, at a threshold and one below', async (t) => {
+  // By hand, from the contract's table (mee6 thresholds 100, 255, 475; linear 75, 250, 525).
+  const cases: Array<[Curve, number, { level: number, xp: number, required: number }]> = [
+    ['mee6', 0, { level: 0, xp: 0, required: 100 }],
+    ['mee6', 99, { level: 0, xp: 99, required: 100 }],
+    ['mee6', 100, { level: 1, xp: 0, required: 155 }],
+    ['mee6', 254, { level: 1, xp: 154, required: 155 }],
+    ['mee6', 255, { level: 2, xp: 0, required: 220 }],
+    ['mee6', 474, { level: 2, xp: 219, required: 220 }],
+    ['linear', 0, { level: 0, xp: 0, required: 75 }],
+    ['linear', 74, { level: 0, xp: 74, required: 75 }],
+    ['linear', 75, { level: 1, xp: 0, required: 175 }],
+    ['linear', 249, { level: 1, xp: 174, required: 175 }],
+    ['linear', 250, { level: 2, xp: 0, required: 275 }],
+    ['flat', 0, { level: 0, xp: 0, required: 1000 }],
+    ['flat', 999, { level: 0, xp: 999, required: 1000 }],
+    ['flat', 1000, { level: 1, xp: 0, required: 1000 }],
+    ['flat', 123_456, { level: 123, xp: 456, required: 1000 }]
+  ]
+  for (const [curve, xp, expected] of cases) t.same(levelProgress(curve, xp), expected, `${curve} at ${xp} XP`)
+  // And at every threshold of the first 2,000 levels, and one below it, against the test's own table.
+  for (const curve of CURVES) {
+    const wrong: string[] = []
+    for (let l = 1; l <= 2000; l++) {
+      const at = Number(threshold(curve, l))
+      const below = levelProgress(curve, at - 1)
+      const exact = levelProgress(curve, at)
+      if (below.level !== l - 1 || below.xp !== below.required - 1 || below.required !== Number(perLevel[curve](BigInt(l - 1)))) wrong.push(`${at - 1}: ${JSON.stringify(below)}`)
+      if (exact.level !== l || exact.xp !== 0 || exact.required !== Number(perLevel[curve](BigInt(l)))) wrong.push(`${at}: ${JSON.stringify(exact)}`)
+    }
+    t.same(wrong.slice(0, 10), [], `${curve}: thresholds 1..2000`)
+  }
+})
+
+t.test('the member record carries level_progress under the server\'s current curve', async (t) => {
+  const server = await RedisServer.start()
+  t.teardown(async () => { await server.close() })
+  const { app, writer, apiKeys } = await buildTestApp(t, server.url)
+  const guildId = '1800000000000000001'
+  const { key } = await apiKeys.create({ guildId, plan: 'professional' })
+  const read = async (userId: string) => (await app.inject({ url: `/api/v1/servers/${guildId}/members/${userId}`, headers: { 'x-api-key': key } })).json()
+  await writer.setXp({ guildId, userId: '1', xp: 0 })
+  await writer.setXp({ guildId, userId: '2', xp: 254 })
+  await writer.setXp({ guildId, userId: '3', xp: 255 })
+  t.match(await read('1'), { level: 0, level_progress: { xp: 0, required: 100 } })
+  t.match(await read('2'), { level: 1, level_progress: { xp: 154, required: 155 } })
+  t.match(await read('3'), { level: 2, level_progress: { xp: 0, required: 220 } })
+  await writer.configureGuild(guildId, { curve: 'linear' })
+  t.match(await read('3'), { level: 2, level_progress: { xp: 5, required: 275 } }, 'linear: 255 is 5 past 250')
+  await writer.configureGuild(guildId, { curve: 'flat' })
+  t.match(await read('3'), { level: 0, level_progress: { xp: 255, required: 1000 } })
 })
 
 t.test('levelForXp refuses XP that is not a non-negative safe integer', async (t) => {

@@ -47,3 +47,9 @@ export function levelForXp (curve: Curve, xp: number): number {
   }
   return lo
 }
+
+/** Progress through the current level: XP earned within it, and the XP the level takes to complete. */
+export function levelProgress (curve: Curve, xp: number): { level: number, xp: number, required: number } {
+  const level = levelForXp(curve, xp)
+  return { level, xp: xp - xpForLevel(curve, level), required: xpToNextLevel(curve, level) }
+}

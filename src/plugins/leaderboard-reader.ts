@@ -10,5 +10,5 @@ declare module 'fastify' {
 }
 
 export default fp(async function leaderboardReaderPlugin (fastify: FastifyInstance) {
-  fastify.decorate('leaderboard', new LeaderboardReader(fastify.redisClient, fastify.keys))
+  fastify.decorate('leaderboard', new LeaderboardReader(fastify.redisClient, fastify.keys, fastify.redisClock))
 }, { name: 'leaderboard-reader', dependencies: ['redis', 'redis-migration'] })

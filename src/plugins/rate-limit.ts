@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { slidingWindowStore } from '../rate-limit/store.js'
 import { RateLimitedError } from '../errors.js'
-import { entityTag, matchingTag, sendNotModified } from '../http/etag.js'
+import { bodyDependsOnDay, entityTag, matchingTag, sendNotModified } from '../http/etag.js'
 import type { AuthenticatedKey } from './auth.js'
 
 declare module 'fastify' {
@@ -26,8 +26,8 @@ declare module 'fastify' {
     dataVersion: string | undefined
   }
   interface FastifyContextConfig {
-    /** The route's body depends on the UTC day (so does its ETag). */
-    etagPerDay?: boolean
+    /** The route's body depends on the UTC day (so does its ETag); a function for a route where some requests' do. */
+    etagPerDay?: boolean | ((request: FastifyRequest) => boolean)
   }
 }
 
@@ -104,7 +104,7 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
     if (version !== undefined && ifNoneMatch !== undefined && revalidations.take(key.id)) {
       const [current, peek] = await Promise.all([version, limit(request, { increment: false })])
       request.dataVersion = current
-      const tag = matchingTag(ifNoneMatch, entityTag(current, request.routeOptions.config.etagPerDay === true ? redisClock.now() : undefined))
+      const tag = matchingTag(ifNoneMatch, entityTag(current, bodyDependsOnDay(request) ? redisClock.now() : undefined))
       if (tag !== null && !peek.isAllowed) {
         rateHeaders(reply, peek.max, peek.remaining, peek.ttlInSeconds)
         return await sendNotModified(reply, tag)

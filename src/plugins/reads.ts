@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Versioned } from '../reader/leaderboard-reader.js'
 import { ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
-import { cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
+import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,7 +24,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
   const { redisClock } = fastify
 
   fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, cacheKey: string, read: () => Promise<Versioned<T>>) {
-    const perDay = request.routeOptions.config.etagPerDay === true
+    const perDay = bodyDependsOnDay(request)
     let entry = cache.get(cacheKey, request.dataVersion, perDay ? redisClock.now() : undefined)
     if (entry === undefined) {
       const result = await read()
@@ -37,4 +37,4 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     if (encoding !== 'identity') reply.header('content-encoding', encoding)
     return await reply.send(cache.body(cacheKey, entry, encoding))
   })
-}, { name: 'reads', dependencies: ['config', 'sliding-window'] })
+}, { name: 'reads', dependencies: ['config', 'redis'] })

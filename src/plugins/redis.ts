@@ -1,4 +1,5 @@
-// The Redis connection, the key builder and Redis's health, as decorators. The services built on
+// The Redis connection, the key builder, Redis's health and its clock (estimated from replies),
+// as decorators. The services built on
 // the connection are their own plugins (redis-migration.ts, leaderboard-reader.ts, api-keys.ts,
 // sliding-window.ts), each naming this one as a dependency.
 import fp from 'fastify-plugin'
@@ -8,6 +9,7 @@ import { createRedis, type RedisClient } from '../redis/client.js'
 import { KeyBuilder } from '../redis/keys.js'
 import { redisUnavailability, UNREACHABLE_RETRY_AFTER_SECONDS } from '../redis/errors.js'
 import { RedisHealth } from '../redis/health.js'
+import { RedisClock } from '../redis/clock.js'
 
 const STARTUP_WAIT_MS = 5000
 
@@ -15,6 +17,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     redisClient: RedisClient
     keys: KeyBuilder
+    /** Redis's clock, estimated locally from the limiter's and the reads' replies. */
+    redisClock: RedisClock
     /** Whether Redis serves (a write probe), and the outage log (see redis/health.ts). */
     redisHealth: RedisHealth
     /** Whether Redis was ready when the app started (else it is waited for in the background). */
@@ -54,6 +58,7 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
 
   fastify.decorate<RedisClient>('redisClient', redis)
   fastify.decorate('keys', keys)
+  fastify.decorate('redisClock', new RedisClock())
   fastify.decorate('redisHealth', health)
   fastify.decorate('redisReadyAtStart', ready)
 }, { name: 'redis', dependencies: ['config'] })

@@ -6,12 +6,15 @@ import type { RedisClient } from '../redis/client.js'
 import { boardMember, type KeyBuilder, userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord, usernameOfRecord } from '../redis/records.js'
 import { defineCommands } from '../redis/scripts.js'
-import { type Curve, DEFAULT_CURVE, isCurve, levelForXp } from '../levels/curves.js'
+import { RedisClock } from '../redis/clock.js'
+import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
+import { type Period, spanOfPeriod } from '../periods/periods.js'
+import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError } from '../errors.js'
 import { formatMultiplier } from '../validation.js'
 import type { Static } from 'typebox'
-import type { LeaderboardEntry as LeaderboardEntrySchema, LeaderboardResponse } from '../schemas/leaderboard.js'
-import type { MemberRecord as MemberRecordSchema } from '../schemas/member.js'
+import type { AroundResponse, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardResponse } from '../schemas/leaderboard.js'
+import type { MemberRecord as MemberRecordSchema, MembersResponse } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
 
 const DAY_MS = 86_400_000
@@ -20,6 +23,8 @@ const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 export type LeaderboardEntry = Static<typeof LeaderboardEntrySchema>
 export type LeaderboardPage = Static<typeof LeaderboardResponse>
 export type MemberRecord = Static<typeof MemberRecordSchema>
+export type MemberList = Static<typeof MembersResponse>
+export type Around = Static<typeof AroundResponse>
 export type GuildStats = Static<typeof GuildStatsSchema>
 
 /** A read with the server's data version it was made at ("0": the server has never been written). */
@@ -45,19 +50,24 @@ export function averageRoundedHalfUp (sum: bigint, count: bigint): number {
 export class LeaderboardReader {
   readonly redis: RedisClient
   readonly keys: KeyBuilder
+  /** Redis's clock as estimated locally: it names the current period boards (Redis's clock decides). */
+  readonly clock: RedisClock
 
-  constructor (redis: RedisClient, keys: KeyBuilder) {
+  constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
+    this.clock = clock
   }
 
   /** Ranks (page-1)*limit+1 .. page*limit; a page past the end has no data but the real total. */
-  async page (guildId: string, page: number, limit: number): Promise<LeaderboardPage> {
-    return (await this.readPage(guildId, page, limit)).value
+  async page (guildId: string, page: number, limit: number, period: Period = 'all'): Promise<LeaderboardPage> {
+    return (await this.readPage(guildId, page, limit, period)).value
   }
 
-  async readPage (guildId: string, page: number, limit: number): Promise<Versioned<LeaderboardPage>> {
+  /** A page of the all-time board, or of a period's board (then with Redis's clock at the read: the period depends on the day). */
+  async readPage (guildId: string, page: number, limit: number, period: Period = 'all'): Promise<Versioned<LeaderboardPage>> {
+    if (period !== 'all') return await this.#readPeriodPage(guildId, page, limit, period)
     const k = this.keys.guild(guildId)
     const start = (page - 1) * limit
     const [version, total, curveReply, members, xps, records] =
@@ -78,27 +88,82 @@ export class LeaderboardReader {
     return value
   }
 
+  async #readPeriodPage (guildId: string, page: number, limit: number, period: Exclude<Period, 'all'>): Promise<Versioned<LeaderboardPage>> {
+    const k = this.keys.guild(guildId)
+    const start = (page - 1) * limit
+    const [version, nowMs, , total = 0, curveReply, members = [], periodXps = [], xps = [], records = []] =
+      await inCurrentPeriods(this.clock, async (p) => {
+        const reply = await this.redis.periodPage(this.keys.period(guildId, spanOfPeriod(period, p.from).label),
+          k.board, k.members, k.settings, k.version, start, start + limit - 1, p.from, p.until)
+        return periodRead(reply)
+      })
+    this.clock.observe(nowMs)
+    const curve = curveOf(curveReply)
+    const data: LeaderboardEntry[] = new Array(members.length)
+    for (let i = 0; i < members.length; i++) {
+      const userId = userIdFromBoardMember(members[i] as string)
+      data[i] = {
+        rank: start + i + 1,
+        user_id: userId,
+        username: usernameOfRecord(records[i]) ?? userId,
+        level: levelForXp(curve, Number(xps[i] ?? 0)),
+        xp: Number(periodXps[i])
+      }
+    }
+    return { version: version ?? '0', nowMs, value: { data, total: Number(total), page } }
+  }
+
+  /** Ranks max(1, r - radius) .. min(total, r + radius) around the member's rank r, or null for a non-member. */
+  async readAround (guildId: string, userId: string, radius: number): Promise<Versioned<Around | null>> {
+    const k = this.keys.guild(guildId)
+    const [version, total, curveReply, rank, first = 0, members = [], xps = [], records = []] =
+      await this.redis.around(k.board, k.members, k.settings, k.version, boardMember(userId), radius)
+    if (rank === null) return { version: version ?? '0', value: null }
+    const curve = curveOf(curveReply)
+    const data: LeaderboardEntry[] = new Array(members.length)
+    for (let i = 0; i < members.length; i++) {
+      const id = userIdFromBoardMember(members[i] as string)
+      const xp = Number(xps[i])
+      data[i] = { rank: first + i + 1, user_id: id, username: usernameOfRecord(records[i]) ?? id, level: levelForXp(curve, xp), xp }
+    }
+    return { version: version ?? '0', value: { data, total: Number(total), rank: rank + 1 } }
+  }
+
   /** The member's record, or null (with the version and time all the same) for a non-member. */
   async readMember (guildId: string, userId: string): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
-    const [version, nowMs, xpReply, rank, record, curve] =
-      await this.redis.member(k.board, k.members, k.settings, k.version, boardMember(userId))
-    if (xpReply === null) return { version: version ?? '0', nowMs, value: null }
-    const xp = Number(xpReply)
-    const { streak, lastClaim, username } = parseRecord(record)
-    return {
-      version: version ?? '0',
-      nowMs,
-      value: {
-        user_id: userId,
-        username: username ?? userId,
-        level: levelForXp(curveOf(curve), xp),
-        xp,
-        rank: Number(rank) + 1,
-        daily_streak: currentStreak(streak, lastClaim, nowMs),
-        last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString()
-      }
+    const [version, nowMs, , xp, rank, record, curve, weekXp, monthXp] = await inCurrentPeriods(this.clock, async (p) => {
+      const reply = await this.redis.member(k.board, k.members, k.settings, k.version,
+        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), boardMember(userId), p.from, p.until)
+      return periodRead(reply)
+    })
+    this.clock.observe(nowMs)
+    const value = xp === null || xp === undefined
+      ? null
+      : memberRecord(userId, Number(xp), Number(rank), record, curveOf(curve), weekXp, monthXp, nowMs)
+    return { version: version ?? '0', nowMs, value }
+  }
+
+  /** The records of those of `userIds` (distinct) that are members, in the order given, and the ids that are not. */
+  async readMembers (guildId: string, userIds: string[]): Promise<Versioned<MemberList> & { nowMs: number }> {
+    const k = this.keys.guild(guildId)
+    const [version, nowMs, , curveReply, xps = [], ranks = [], records = [], weekXps = [], monthXps = []] =
+      await inCurrentPeriods(this.clock, async (p) => {
+        const reply = await this.redis.memberBatch(k.board, k.members, k.settings, k.version,
+          this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), p.from, p.until, ...userIds.map(boardMember))
+        return periodRead(reply)
+      })
+    this.clock.observe(nowMs)
+    const curve = curveOf(curveReply)
+    const data: MemberRecord[] = []
+    const missing: string[] = []
+    for (let i = 0; i < userIds.length; i++) {
+      const userId = userIds[i] as string
+      const xp = xps[i]
+      if (xp === null || xp === undefined) missing.push(userId)
+      else data.push(memberRecord(userId, Number(xp), Number(ranks[i]), records[i], curve, weekXps[i], monthXps[i], nowMs))
     }
+    return { version: version ?? '0', nowMs, value: { data, missing } }
   }
 
   async stats (guildId: string): Promise<GuildStats> {
@@ -124,6 +189,30 @@ export class LeaderboardReader {
   /** The server's data version alone: what a cached read or an ETag is checked against. */
   async version (guildId: string): Promise<string> {
     return await this.redis.get(this.keys.guild(guildId).version) ?? '0'
+  }
+}
+
+/** A read script's reply as a period attempt: `current` (its third field) 0 asks for another try at its time. */
+function periodRead<T extends [unknown, number, number, ...unknown[]]> (reply: T): PeriodAttempt<T> {
+  return reply[2] === 1 ? { done: reply } : { outsideAt: reply[1] }
+}
+
+/** A member's record from a script's raw fields (rank 0-based). */
+function memberRecord (userId: string, xp: number, rank: number, record: string | null | undefined, curve: Curve,
+  weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): MemberRecord {
+  const { streak, lastClaim, username } = parseRecord(record)
+  const progress = levelProgress(curve, xp)
+  return {
+    user_id: userId,
+    username: username ?? userId,
+    level: progress.level,
+    xp,
+    rank: rank + 1,
+    daily_streak: currentStreak(streak, lastClaim, nowMs),
+    last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
+    weekly_xp: Number(weekXp ?? 0),
+    monthly_xp: Number(monthXp ?? 0),
+    level_progress: { xp: progress.xp, required: progress.required }
   }
 }
 

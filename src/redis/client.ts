@@ -69,24 +69,39 @@ function passwordOf (url: string): string | undefined {
 type Reply = string | number | null
 type Str = string | number
 type PageReply = [version: string | null, total: number, curve: string | null, members: string[], xps: string[], records: Array<string | null>]
-type MemberReply = [version: string | null, nowMs: number, xp: string | null, rank?: number, record?: string | null, curve?: string | null]
+type MemberReply = [version: string | null, nowMs: number, current: number, xp?: string | null, rank?: number, record?: string | null,
+  curve?: string | null, weekXp?: string | null, monthXp?: string | null]
+type MemberBatchReply = [version: string | null, nowMs: number, current: number, curve?: string | null, xps?: Array<string | null>,
+  ranks?: Array<number | null>, records?: Array<string | null>, weekXps?: Array<string | null>, monthXps?: Array<string | null>]
+type AroundReply = [version: string | null, total: number, curve: string | null, rank: number | null, first?: number,
+  members?: string[], xps?: string[], records?: Array<string | null>]
+type PeriodPageReply = [version: string | null, nowMs: number, current: number, total?: number, curve?: string | null,
+  members?: string[], periodXps?: string[], xps?: Array<string | null>, records?: Array<string | null>]
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     awardXp(board: string, members: string, stats: string, settings: string, version: string, ops: string, opsPrevious: string,
-      member: string, award: Str, username: string, maxXp: Str, opId: string, opsTtlMs: Str): Result<[number, number, number], Context>
+      week: string, month: string, member: string, award: Str, username: string, maxXp: Str, opId: string, opsTtlMs: Str,
+      from: Str, until: Str, weekExpireAt: Str, monthExpireAt: Str): Result<[number, number, number?], Context>
     setXp(board: string, members: string, stats: string, version: string, ops: string, opsPrevious: string,
       member: string, xp: Str, username: string, opId: string, opsTtlMs: Str): Result<number, Context>
     setUsername(board: string, members: string, version: string, ops: string, opsPrevious: string,
       member: string, username: string, opId: string, opsTtlMs: Str): Result<number, Context>
     removeMember(board: string, members: string, stats: string, version: string, ops: string, opsPrevious: string,
-      member: string, opId: string, opsTtlMs: Str): Result<number, Context>
+      week: string, lastWeek: string, month: string, lastMonth: string,
+      member: string, opId: string, opsTtlMs: Str, from: Str, until: Str): Result<[number, number?], Context>
     dailyClaim(board: string, members: string, version: string, ops: string, opsPrevious: string,
       member: string, atMs: Str, maxAheadMs: Str, opId: string, opsTtlMs: Str): Result<[number, number, number?], Context>
     configureGuild(settings: string, version: string, curve: string, multiplierHundredths: Str): Result<number, Context>
     bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
-    member(board: string, members: string, settings: string, version: string, member: string): Result<MemberReply, Context>
+    member(board: string, members: string, settings: string, version: string, week: string, month: string,
+      member: string, from: Str, until: Str): Result<MemberReply, Context>
+    memberBatch(board: string, members: string, settings: string, version: string, week: string, month: string,
+      from: Str, until: Str, ...boardMembers: string[]): Result<MemberBatchReply, Context>
+    around(board: string, members: string, settings: string, version: string, member: string, radius: Str): Result<AroundReply, Context>
+    periodPage(period: string, board: string, members: string, settings: string, version: string,
+      start: Str, stop: Str, from: Str, until: Str): Result<PeriodPageReply, Context>
     guildStats(stats: string, settings: string, version: string, defaultCurve: string): Result<Reply[], Context>
     slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str, peek: Str): Result<[number, number, number, number], Context>
     apiKeyLookup(record: string, hash: string): Result<Reply[], Context>

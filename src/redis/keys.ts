@@ -7,6 +7,7 @@ import { type ClientAddress, isClientAddress } from '../http/client-address.js'
 import { SNOWFLAKE_PATTERN } from '../validation.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
+const PERIOD_LABEL = /^\d{4}-(W\d{2}|\d{2})$/
 
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
@@ -80,6 +81,15 @@ export class KeyBuilder {
   /** STRING: the schema version of the data under this prefix. */
   get schema (): string {
     return `${this.prefix}:schema`
+  }
+
+  /**
+   * ZSET: board member -> XP gained by awards in one ISO week (`2026-W47`) or UTC month
+   * (`2026-11`), labels from src/periods/periods.ts. Expires after the period that follows it.
+   */
+  period (guildId: string, label: string): string {
+    if (!PERIOD_LABEL.test(label)) throw new Error(`not a period label: ${JSON.stringify(label)}`)
+    return `${this.prefix}:{${guildId}}:period:${label}`
   }
 
   /** HASH: operation id -> reply of the writes applied in one time bucket (src/writer/operations.ts), with a TTL. */

@@ -7,5 +7,12 @@ export const AwardStatus = { awarded: 1, overXpLimit: -1 } as const
 /** daily-claim: the first element of the reply. */
 export const DailyClaimStatus = { claimed: 1, alreadyClaimed: -1, beforeLastClaim: -2, inFuture: -3 } as const
 
-/** remove-member and set-username: the whole reply. */
+/**
+ * Scripts that write period boards (award-xp, remove-member): Redis's clock is outside the
+ * window the caller named the period keys for; nothing changed, and the reply's second element
+ * is Redis's time (see includes/periods.lua).
+ */
+export const OUTSIDE_PERIOD_WINDOW = -2
+
+/** remove-member (the first element of its reply) and set-username (the whole reply). */
 export const MemberWriteStatus = { done: 1, notMember: 0 } as const

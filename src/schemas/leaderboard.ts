@@ -1,11 +1,19 @@
 import { Type } from 'typebox'
-import { errorResponses } from './common.js'
+import { ErrorResponse, errorResponses } from './common.js'
+import { PERIODS } from '../periods/periods.js'
 
 export const LIMIT_DEFAULT = 10
 export const LIMIT_MAX = 100
 export const PAGE_MAX = 1_000_000_000
 
+export const RADIUS_DEFAULT = 5
+export const RADIUS_MAX = 50
+
 export const LeaderboardQuery = Type.Object({
+  period: Type.Optional(Type.Enum([...PERIODS], {
+    default: 'all',
+    description: 'Rank by XP gained in this period: all time (default), the current or the previous ISO week (from Monday 00:00 UTC), the current or the previous UTC calendar month'
+  })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, description: 'Entries per page' })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1, description: 'Page number: ranks (page-1)*limit+1 .. page*limit' }))
 })
@@ -15,13 +23,25 @@ export const LeaderboardEntry = Type.Object({
   user_id: Type.String(),
   username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
   level: Type.Integer({ minimum: 0 }),
-  xp: Type.Integer({ minimum: 0 })
+  xp: Type.Integer({ minimum: 0, description: 'XP; on a period board, the XP gained in that period' })
 })
 
 export const LeaderboardResponse = Type.Object({
   data: Type.Array(LeaderboardEntry),
-  total: Type.Integer({ minimum: 0, description: 'Number of ranked members' }),
+  total: Type.Integer({ minimum: 0, description: 'Number of ranked members; on a period board, members with XP gained in the period' }),
   page: Type.Integer({ minimum: 1 })
 }, { description: 'One page of the leaderboard' })
 
 export const leaderboardResponses = { 200: LeaderboardResponse, ...errorResponses }
+
+export const AroundQuery = Type.Object({
+  radius: Type.Optional(Type.Integer({ minimum: 0, maximum: RADIUS_MAX, default: RADIUS_DEFAULT, description: 'Ranks on each side of the member' }))
+})
+
+export const AroundResponse = Type.Object({
+  data: Type.Array(LeaderboardEntry, { description: 'Ranks max(1, rank - radius) .. min(total, rank + radius)' }),
+  total: Type.Integer({ minimum: 1, description: 'Number of ranked members' }),
+  rank: Type.Integer({ minimum: 1, description: "The member's rank" })
+}, { description: 'The leaderboard around one member' })
+
+export const aroundResponses = { 200: AroundResponse, 404: ErrorResponse, ...errorResponses }

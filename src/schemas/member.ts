@@ -11,7 +11,30 @@ export const MemberRecord = Type.Object({
   last_daily_claim: Type.Union([
     Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' }),
     Type.Null()
-  ])
+  ]),
+  weekly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current ISO week (from Monday 00:00 UTC)' }),
+  monthly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current UTC calendar month' }),
+  level_progress: Type.Object({
+    xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
+    required: Type.Integer({ minimum: 1, description: 'XP the current level takes to complete (from level to level + 1)' })
+  })
 }, { description: "The member's record" })
 
 export const memberResponses = { 200: MemberRecord, 404: ErrorResponse, ...errorResponses }
+
+export const IDS_MAX = 100
+
+export const MembersQuery = Type.Object({
+  ids: Type.String({
+    pattern: `^[1-9][0-9]{0,19}(,[1-9][0-9]{0,19}){0,${IDS_MAX - 1}}$`,
+    description: `1 to ${IDS_MAX} distinct user ids, separated by commas`,
+    examples: ['1100000000000000777,1100000000000000778']
+  })
+})
+
+export const MembersResponse = Type.Object({
+  data: Type.Array(MemberRecord, { description: 'The records of the requested ids that are members, in the requested order' }),
+  missing: Type.Array(Type.String(), { description: 'The requested ids that are not members, in the requested order' })
+}, { description: 'Several members at once' })
+
+export const membersResponses = { 200: MembersResponse, ...errorResponses }

@@ -4,16 +4,22 @@ import type { FastifyError, FastifyRequest } from 'fastify'
 import { InvalidParameterError } from '../errors.js'
 import { SNOWFLAKE_PATTERN } from '../validation.js'
 
+const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
+
 interface PropertySchema {
   type?: string
   minimum?: number
   maximum?: number
   pattern?: string
+  enum?: unknown[]
 }
 
 export function parameterMessage (name: string, schema: PropertySchema | undefined): string | null {
   if (schema?.type === 'integer') {
     return `${name} must be an integer from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
+  }
+  if (schema?.enum !== undefined) {
+    return `${name} must be one of ${schema.enum.join(', ')}`
   }
   if (schema?.pattern === SNOWFLAKE_PATTERN) {
     return `${name} must be a decimal id of 1 to 20 digits without a leading zero`
@@ -49,6 +55,29 @@ export function plainIntegers (names: string[]) {
       if (typeof value === 'string' && !(/^\d+$/.test(value) && Number.isSafeInteger(Number(value)))) {
         throw new InvalidParameterError(parameterMessage(name, propertySchema(request, 'querystring', name)) ?? `${name} is invalid`)
       }
+    }
+  }
+}
+
+/**
+ * A preValidation hook for a list of ids in one query parameter (`ids=1,2,3`): 1 to `max`
+ * distinct snowflakes separated by commas, or a message that names the parameter, its bounds
+ * and what broke them (the schema's pattern alone cannot see a repeat, nor say which id is bad).
+ */
+export function distinctIds (name: string, max: number) {
+  const bounds = `${name} must be 1 to ${max} distinct decimal ids (1 to 20 digits without a leading zero) separated by commas`
+  return async function (request: FastifyRequest): Promise<void> {
+    const value = (request.query as Record<string, unknown>)[name]
+    if (value === undefined) throw new InvalidParameterError(`${name} is required: ${bounds}`)
+    if (typeof value !== 'string') throw new InvalidParameterError(`${bounds}, given once`)
+    const ids = value.split(',')
+    if (ids.length > max) throw new InvalidParameterError(`${bounds}; got ${ids.length}`)
+    const bad = ids.find((id) => !SNOWFLAKE.test(id))
+    if (bad !== undefined) throw new InvalidParameterError(`${bounds}; ${JSON.stringify(bad.slice(0, 24))}${bad.length > 24 ? '…' : ''} is not one`)
+    const seen = new Set<string>()
+    for (const id of ids) {
+      if (seen.has(id)) throw new InvalidParameterError(`${bounds}; ${id} is given twice`)
+      seen.add(id)
     }
   }
 }

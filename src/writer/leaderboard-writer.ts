@@ -3,13 +3,21 @@
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
-import { AwardStatus, DailyClaimStatus, MemberWriteStatus } from '../redis/script-status.js'
+import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW } from '../redis/script-status.js'
+import { RedisClock } from '../redis/clock.js'
+import { keepUntil } from '../periods/periods.js'
+import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys } from './operations.js'
 import { type Curve, CURVES, isCurve, MAX_XP } from '../levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, XpLimitError } from '../errors.js'
 import {
   assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD, parseMultiplier
 } from '../validation.js'
+
+/** A write script's reply as a period attempt: { -2, now_ms } asks for another try. */
+function periodAttempt<T extends [number, ...Array<number | undefined>]> (reply: T): PeriodAttempt<T> {
+  return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
+}
 
 /** How far ahead of the service's clock a daily claim may be dated. */
 export const MAX_CLAIM_AHEAD_MS = 5 * 60 * 1000
@@ -30,6 +38,12 @@ export interface MemberRef {
 export interface WriterOptions {
   /** How long operation ids are remembered: at least this, at most twice this (default 5 minutes). */
   operationWindowMs?: number
+  /**
+   * This writer's estimate of Redis's clock, which names the current week's and month's boards
+   * an award counts into (Redis's own clock decides; a wrong estimate costs one more round trip,
+   * once). Default: the local clock, corrected by what the scripts report.
+   */
+  clock?: RedisClock
 }
 
 export interface AwardResult {
@@ -151,11 +165,14 @@ export class LeaderboardWriter {
   readonly keys: KeyBuilder
 
   readonly operationWindowMs: number
+  /** Redis's clock as the write scripts last reported it, to name the current period boards. */
+  readonly #clock: RedisClock
 
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder(), options: WriterOptions = {}) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
+    this.#clock = options.clock ?? new RedisClock()
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
   }
 
@@ -166,8 +183,10 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, xp, gained] = await this.redis.awardXp(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
-      boardMember(userId), award, username, MAX_XP, op.opId, op.ttlMs)
+    const [status, xp, gained = 0] = await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+      await this.redis.awardXp(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
+        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label),
+        boardMember(userId), award, username, MAX_XP, op.opId, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month))))
     if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
@@ -200,8 +219,11 @@ export class LeaderboardWriter {
     const { guildId, userId } = this.#ref(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.redis.removeMember(k.board, k.members, k.stats, k.version, op.current, op.previous,
-      boardMember(userId), op.opId, op.ttlMs) === MemberWriteStatus.done
+    const [removed] = await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+      await this.redis.removeMember(k.board, k.members, k.stats, k.version, op.current, op.previous,
+        ...[p.week, p.lastWeek, p.month, p.lastMonth].map((span) => this.keys.period(guildId, span.label)) as [string, string, string, string],
+        boardMember(userId), op.opId, op.ttlMs, p.from, p.until)))
+    return removed === MemberWriteStatus.done
   }
 
   /**

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import rateLimitPlugin from '../../plugins/rate-limit.js'
 import readsPlugin from '../../plugins/reads.js'
 import serverRoutes from './servers.js'
+import memberListRoutes from './member-lists.js'
 
 export default async function api (fastify: FastifyInstance) {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -14,4 +15,5 @@ export default async function api (fastify: FastifyInstance) {
   await fastify.register(readsPlugin)
   fastify.addHook('preValidation', fastify.authorizeGuild)
   await fastify.register(serverRoutes)
+  await fastify.register(memberListRoutes)
 }

@@ -16,26 +16,28 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/servers/:guild_id/leaderboard', {
     schema: {
       tags: ['leaderboard'],
-      summary: 'Members ranked by XP, a page at a time',
+      summary: 'Members ranked by XP (all time, or gained in a week or month), a page at a time',
       security,
       params: GuildParams,
       querystring: LeaderboardQuery,
       response: leaderboardResponses
     },
     preValidation: plainIntegers(['limit', 'page']),
+    // A period board's body depends on the week or month, which turn at a UTC midnight.
+    config: { etagPerDay: (request) => ![undefined, 'all'].includes((request.query as { period?: string }).period) },
     compress: false // serveRead sends compressed bodies from its cache
   }, async (request, reply) => {
     const { guild_id: guildId } = request.params
     // Validation has filled in the defaults; the fallbacks only satisfy the type.
-    const { page = 1, limit = LIMIT_DEFAULT } = request.query
-    return await fastify.serveRead(request, reply, `${guildId} leaderboard ${page} ${limit}`,
-      async () => await leaderboard.readPage(guildId, page, limit))
+    const { page = 1, limit = LIMIT_DEFAULT, period = 'all' } = request.query
+    return await fastify.serveRead(request, reply, `${guildId} leaderboard ${page} ${limit} ${period}`,
+      async () => await leaderboard.readPage(guildId, page, limit, period))
   })
 
   fastify.get('/servers/:guild_id/members/:user_id', {
     schema: {
       tags: ['members'],
-      summary: "One member's XP, level, rank and daily streak",
+      summary: "One member's XP, level and progress, rank, daily streak, and XP this week and month",
       security,
       params: MemberParams,
       response: memberResponses

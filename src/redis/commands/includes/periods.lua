@@ -1,0 +1,23 @@
+-- Period boards: per ISO week and UTC month, board member -> XP awarded in that period. The
+-- caller names the current period's keys from its estimate of Redis's clock, with the window
+-- [from, until) of times at which they are the current ones (src/periods/periods.ts); a script
+-- checks Redis's clock against that window, so Redis time, not the caller's, decides the period.
+--- @include "clock"
+--- @include "numbers"
+
+-- A writer's reply when Redis's clock is outside the window (src/redis/script-status.ts).
+local OUTSIDE_PERIOD_WINDOW = -2
+
+-- Redis's clock in ms, and whether it is inside [from, to).
+local function period_clock (from, to)
+  local now = now_ms()
+  return now, now >= tonumber(from) and now < tonumber(to)
+end
+
+-- Counts `gained` (> 0) XP into a period board; a member new to it may be the key's first, so
+-- the key's expiry is set then (once per member and period, not on every award).
+local function count_in_period (key, member, gained, expire_at)
+  if tonumber(redis.call('ZINCRBY', key, int(gained), member)) == gained then
+    redis.call('PEXPIREAT', key, expire_at)
+  end
+end

@@ -1,0 +1,58 @@
+// GET /servers/{guild_id}/members?ids=… and /members/{user_id}/around: reads of several members
+// in one request (counted once). Served like the others, through src/plugins/reads.ts.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { GuildParams, MemberParams } from '../../schemas/common.js'
+import { AroundQuery, aroundResponses, RADIUS_DEFAULT } from '../../schemas/leaderboard.js'
+import { IDS_MAX, MembersQuery, membersResponses } from '../../schemas/member.js'
+import { distinctIds, plainIntegers } from '../../schemas/messages.js'
+import { MemberNotFoundError } from '../../errors.js'
+
+const security = [{ apiKey: [] }]
+
+const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { leaderboard } = fastify
+
+  fastify.get('/servers/:guild_id/members/:user_id/around', {
+    schema: {
+      operationId: 'getLeaderboardAroundMember',
+      tags: ['leaderboard'],
+      summary: 'The members ranked just above and below one member',
+      security,
+      params: MemberParams,
+      querystring: AroundQuery,
+      response: aroundResponses
+    },
+    preValidation: plainIntegers(['radius']),
+    compress: false // serveRead sends compressed bodies from its cache
+  }, async (request, reply) => {
+    const { guild_id: guildId, user_id: userId } = request.params
+    const { radius = RADIUS_DEFAULT } = request.query
+    return await fastify.serveRead(request, reply, `${guildId} around ${userId} ${radius}`, async () => {
+      const read = await leaderboard.readAround(guildId, userId, radius)
+      if (read.value === null) throw new MemberNotFoundError(guildId, userId)
+      return read
+    })
+  })
+
+  fastify.get('/servers/:guild_id/members', {
+    schema: {
+      operationId: 'getMembers',
+      tags: ['members'],
+      summary: `Up to ${IDS_MAX} members' records at once`,
+      security,
+      params: GuildParams,
+      querystring: MembersQuery,
+      response: membersResponses
+    },
+    preValidation: distinctIds('ids', IDS_MAX),
+    config: { etagPerDay: true }, // the records' daily_streak
+    compress: false
+  }, async (request, reply) => {
+    const { guild_id: guildId } = request.params
+    const { ids } = request.query
+    return await fastify.serveRead(request, reply, `${guildId} members ${ids}`,
+      async () => await leaderboard.readMembers(guildId, ids.split(',')))
+  })
+}
+
+export default memberListRoutes
