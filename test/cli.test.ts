@@ -373,6 +373,28 @@ t.test('top prints a page of the leaderboard as a table, or the API\'s response 
   t.match(bad.stderr, /^error: .*limit must be an integer from 1 to 100\n$/)
 })
 
+t.test('top --period ranks by the XP gained in the period; set XP does not count', async (t) => {
+  await writer.setXp({ guildId: '26', userId: '1', xp: 900, username: 'set' })
+  await writer.awardXp({ guildId: '26', userId: '2', xp: 30, username: 'weekly' })
+  await writer.awardXp({ guildId: '26', userId: '3', xp: 50, username: 'busier' })
+  const [week, json, last, bad] = await Promise.all([
+    cli(['top', '--guild', '26', '--period', 'week']),
+    cli(['top', '--guild', '26', '--period', 'month', '--json']),
+    cli(['top', '--guild', '26', '--period', 'last_week']),
+    cli(['top', '--guild', '26', '--period', 'year'])
+  ])
+  t.same(lines(week.stdout).map((line) => line.split(/ +/)), [
+    ['RANK', 'USER', 'USERNAME', 'LEVEL', 'XP'],
+    ['1', '3', 'busier', '0', '50'],
+    ['2', '2', 'weekly', '0', '30'],
+    ['page', '1', 'of', '1,', '2', 'members', 'with', 'XP', 'in', 'the', 'period', '(week)']
+  ])
+  t.same(JSON.parse(json.stdout), await reader.page('26', 1, 10, 'month'), 'exactly the reader\'s period page')
+  t.same(last, { code: 0, stdout: 'server 26 has no members with XP in the period (last_week)\n', stderr: '' })
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /year.*invalid|invalid.*year|Allowed choices/)
+})
+
 t.test('keys rotate prints a new key once: the old key stops working, the new one has the same id, server and plan', async (t) => {
   const [a, b] = await Promise.all(['a', 'b'].map(async (name) => await store.create({ guildId: '25', plan: 'starter', name })))
   if (a === undefined || b === undefined) throw new Error('keys not created')
