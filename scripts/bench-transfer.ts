@@ -5,7 +5,8 @@
 //   npx tsx scripts/bench-transfer.ts [--rows N] [--rounds R]
 //
 // Figures are rows per second over the whole call (reading the file, checking, writing to Redis;
-// or reading Redis and writing the file), the median of R rounds with the range beside it.
+// or reading Redis and writing the file), the median of R rounds with the range beside it, and
+// the CPU time this process and Redis's main thread spent per 100,000 rows.
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -75,19 +76,37 @@ async function main (cleanups: Cleanups): Promise<void> {
   const reader = new LeaderboardReader(redis, keys)
   let guild = 500_000_000_000_000_000n
   const rates: Record<string, number[]> = {}
-  const record = (what: string, rows: number, ms: number): void => { (rates[what] ??= []).push(rows / (ms / 1000)) }
+  const cpu: Record<string, Array<{ node: number, redis: number }>> = {}
+  const redisCpuMs = async (): Promise<number> => {
+    const info = await redis.info('cpu')
+    const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
+    return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1000
+  }
+  /** Runs `op` and records rows/s over its wall time, and the CPU this process and Redis spent on it. */
+  const measure = async (what: string, op: () => Promise<number>): Promise<void> => {
+    const redisBefore = await redisCpuMs()
+    const nodeBefore = process.cpuUsage()
+    const ms = await op()
+    const node = process.cpuUsage(nodeBefore)
+    ;(cpu[what] ??= []).push({ node: (node.user + node.system) / 1000, redis: await redisCpuMs() - redisBefore })
+    ;(rates[what] ??= []).push(ROWS / (ms / 1000))
+  }
 
   const timedImport = async (what: string, path: string, guildId: string): Promise<void> => {
-    const s = await importFile(writer, guildId, path)
-    if (s.imported !== ROWS || s.skipped !== 0) throw new Error(`${what}: imported ${s.imported}, skipped ${s.skipped}`)
-    record(what, ROWS, s.elapsedMs)
+    await measure(what, async () => {
+      const s = await importFile(writer, guildId, path)
+      if (s.imported !== ROWS || s.skipped !== 0) throw new Error(`${what}: imported ${s.imported}, skipped ${s.skipped}`)
+      return s.elapsedMs
+    })
   }
   const timedExport = async (what: string, guildId: string, format: ExportFormat): Promise<void> => {
-    const started = performance.now()
-    const members = exportMembers(reader, guildId, { format })
-    await pipeline(Readable.from(members), createWriteStream(join(dir, `export.${format}`)))
-    if (members.exported !== ROWS) throw new Error(`${what}: exported ${members.exported}`)
-    record(what, ROWS, performance.now() - started)
+    await measure(what, async () => {
+      const started = performance.now()
+      const members = exportMembers(reader, guildId, { format })
+      await pipeline(Readable.from(members), createWriteStream(join(dir, `export.${format}`)))
+      if (members.exported !== ROWS) throw new Error(`${what}: exported ${members.exported}`)
+      return performance.now() - started
+    })
   }
 
   for (let round = 0; round < ROUNDS; round++) {
@@ -103,10 +122,14 @@ async function main (cleanups: Cleanups): Promise<void> {
     if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error('the round trip changed the leaderboard')
   }
 
-  console.log('| operation | rows/s (median) | range |')
-  console.log('|---|---:|---|')
+  // CPU per 100,000 rows, which the machine's other load moves far less than the wall time.
+  const per100k = (ms: number): string => fmt(ms * 100_000 / ROWS)
+  console.log('| operation | rows/s (median) | range | CPU ms per 100k rows: node / redis (median) |')
+  console.log('|---|---:|---|---:|')
   for (const [what, rs] of Object.entries(rates)) {
-    console.log(`| ${what} | ${fmt(median(rs))} | ${fmt(Math.min(...rs))} to ${fmt(Math.max(...rs))} |`)
+    const spent = cpu[what] ?? []
+    console.log(`| ${what} | ${fmt(median(rs))} | ${fmt(Math.min(...rs))} to ${fmt(Math.max(...rs))} | ` +
+      `${per100k(median(spent.map((c) => c.node)))} / ${per100k(median(spent.map((c) => c.redis)))} |`)
   }
 }
 

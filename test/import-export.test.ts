@@ -197,6 +197,9 @@ t.test('CSV: a quote that breaks the file stops the import there, naming the lin
   await t.rejects(importFile(writer, g, file('broken.csv', csv)), { name: 'ImportFileError', message: /^the CSV is malformed.*Invalid Closing Quote: got "q" at line 3/ })
   const board = await boardOf(redis, keys.guild(g))
   t.notOk(board.has('42') || board.has('43'), 'neither the broken row nor any after it')
+  await t.rejects(importFile(writer, g, file('open.csv', 'user_id,username,xp\n44,"never closed,4\n45,e,5\n')),
+    { name: 'ImportFileError', message: /^the CSV is malformed.*Quote Not Closed/ }, 'a quote left open until the end of the file')
+  t.notOk((await boardOf(redis, keys.guild(g))).has('45'))
 })
 
 t.test('strict: one bad row refuses the whole file and changes nothing at all', async (t) => {
