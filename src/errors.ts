@@ -1,5 +1,6 @@
 // Domain errors. Each carries the contract's error code; the HTTP layer's one error handler
 // maps them to status codes, the CLI prints their message.
+import type { ImportProblem } from './transfer/import-members.js'
 
 export class LeaderboardError extends Error {
   readonly code: string
@@ -34,6 +35,22 @@ export class DailyClaimRefusedError extends LeaderboardError {
   constructor (reason: DailyRefusal, message: string) {
     super(reason, message)
     this.reason = reason
+  }
+}
+
+/** An import file that cannot be read as a whole (not JSON, no CSV header naming the columns…). */
+export class ImportFileError extends LeaderboardError {
+  constructor (message: string) { super('invalid_import_file', message) }
+}
+
+/** A strict import that met bad rows: nothing was written. `problems` holds the first few. */
+export class ImportRefusedError extends LeaderboardError {
+  readonly skipped: number
+  readonly problems: readonly ImportProblem[]
+  constructor (message: string, skipped: number, problems: readonly ImportProblem[]) {
+    super('import_refused', message)
+    this.skipped = skipped
+    this.problems = problems
   }
 }
 

@@ -3,7 +3,7 @@ export { createRedis, redisNow, type RedisClient, type RedisConnectionOptions } 
 export { KeyBuilder, boardMember, userIdFromBoardMember, type GuildKeys } from './redis/keys.js'
 export {
   LeaderboardWriter, MAX_CLAIM_AHEAD_MS,
-  type AwardResult, type DailyClaim, type GuildSettingsInput, type MemberRef
+  type AwardResult, type BulkMember, type DailyClaim, type GuildSettingsInput, type MemberRef
 } from './writer/leaderboard-writer.js'
 export {
   LeaderboardReader, type Around, type GuildStats, type LeaderboardEntry, type LeaderboardPage, type MemberList, type MemberRecord
@@ -17,3 +17,15 @@ export { MAX_AWARD } from './validation.js'
 export * from './errors.js'
 export { buildApp } from './app.js'
 export { loadConfig, parseConfig, type Config } from './config.js'
+export {
+  importMembers, describePosition, IMPORT_CHUNK, MAX_LISTED_PROBLEMS,
+  type ImportOptions, type ImportProblem, type ImportProgress, type ImportSummary, type RowPosition, type SourceRow
+} from './transfer/import-members.js'
+export {
+  importFile, openImportFile, csvSource, mee6Source, importFormatOf, IMPORT_FORMATS, CSV_REQUIRED_COLUMNS,
+  type ImportFileOptions, type ImportFormat, type RowSource
+} from './transfer/import-sources.js'
+export {
+  exportMembers, MemberExport, EXPORT_COLUMNS, EXPORT_FORMATS, EXPORT_CHUNK,
+  type ExportedMember, type ExportFormat, type ExportOptions
+} from './transfer/export-members.js'

@@ -1,9 +1,8 @@
 // The CLI as a user runs it: a child process against a real redis-server, its effect read back
 // through KeyBuilder, its exit code and its one-line errors.
 import t from 'tap'
-import { type ChildProcess, spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { redisFixture } from './helpers/redis-server.js'
+import { cliRunner, lines } from './helpers/cli.js'
 import { freePort } from '../src/redis/redis-server.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
@@ -12,63 +11,20 @@ import { boardMember } from '../src/redis/keys.js'
 import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const PREFIX = 'clitest'
 
-// Each CLI run costs about half a second of CPU, nearly all of it tsx starting up, so the tests
-// run side by side; each works in servers of its own. At most CLI_AT_ONCE runs start together:
-// more only make each one slower to start on two cores, not the whole faster. Some seventy
-// runs take more than the suite's default two minutes on a busy machine.
+// The tests run side by side (each works in servers of its own), at most three CLI runs starting
+// at once (test/helpers/cli.ts). Some seventy runs take more than the suite's default two minutes
+// on a busy machine.
 t.jobs = 6
 t.setTimeout(480_000)
-const CLI_AT_ONCE = 3
 
 const { server, redis, raw, keys } = await redisFixture(t, PREFIX)
+const cli = cliRunner(t, { REDIS_URL: server.url, REDIS_PREFIX: PREFIX })
 const store = new ApiKeyStore(redis, keys)
 /** For setting the scene in-process: only the command under test runs as a child. */
 const writer = new LeaderboardWriter(redis, keys)
 const reader = new LeaderboardReader(redis, keys)
-
-interface Run { code: number | null, stdout: string, stderr: string }
-
-const children = new Set<ChildProcess>()
-t.teardown(() => { for (const child of children) child.kill('SIGKILL') })
-
-let running = 0
-const waiting: Array<() => void> = []
-
-/** Runs the CLI (`node --import tsx`: the quickest start, ~0.5 s) and collects what it printed. */
-async function cli (args: string[], env: Record<string, string> = {}): Promise<Run> {
-  if (running >= CLI_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve))
-  running++
-  try {
-    return await runCli(args, env)
-  } finally {
-    running--
-    waiting.shift()?.()
-  }
-}
-
-async function runCli (args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    // NODE_OPTIONS carries tap's process-tracking hook, which only slows each start further.
-    env: { ...process.env, NODE_OPTIONS: '', REDIS_URL: server.url, REDIS_PREFIX: PREFIX, ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  children.add(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const timer = setTimeout(() => { child.kill('SIGKILL') }, 60_000)
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
-  clearTimeout(timer)
-  children.delete(child)
-  return { code, stdout, stderr }
-}
-
-const lines = (text: string): string[] => text.split('\n').filter((line) => line !== '')
 
 async function xpOf (guildId: string, userId: string): Promise<string | null> {
   return await redis.zscore(keys.guild(guildId).board, boardMember(userId))
@@ -89,7 +45,7 @@ async function guildState (guildId: string): Promise<Record<string, string | nul
 t.test('--help exits 0 on every command', async (t) => {
   const commands = [[], ['award'], ['daily'], ['guild', 'set'], ['member', 'show'], ['member', 'set-xp'], ['member', 'rename'],
     ['member', 'remove'], ['top'], ['keys', 'create'], ['keys', 'list'], ['keys', 'rotate'], ['keys', 'set-plan'], ['keys', 'revoke'],
-    ['seed'], ['demo']]
+    ['seed'], ['demo'], ['import'], ['export']]
   const runs = await Promise.all(commands.map(async (command) => await cli([...command, '--help'])))
   runs.forEach((run, i) => {
     const name = ['leaderboard', ...(commands[i] ?? [])].join(' ')

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `leaderboard` command: the writer library, API keys and seeding from the shell.
+// The `leaderboard` command: the writer library, API keys, seeding, import and export from the shell.
 // Success prints a few short lines on stdout; bad input, a refused operation or an unreachable
 // Redis prints one `error: …` line on stderr and exits 1 (commander's usage errors too).
 import { Command } from 'commander'
@@ -12,6 +12,7 @@ import { addMigrateCommand } from './migrate-command.js'
 import { printError } from './output.js'
 import { addSeedCommands } from './seed-commands.js'
 import { addTopCommand } from './top-command.js'
+import { addTransferCommands } from './transfer-commands.js'
 
 function buildProgram (): Command {
   const program = new Command('leaderboard')
@@ -27,6 +28,7 @@ Environment:
   addTopCommand(program)
   addKeyCommands(program)
   addSeedCommands(program)
+  addTransferCommands(program)
   addMigrateCommand(program)
   return program
 }

@@ -1,12 +1,12 @@
 // Filling servers with realistic data: seed (any server) and demo (the one-shot demo setup).
 import { type Command, Option } from 'commander'
-import cliProgress from 'cli-progress'
 import { DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo } from '../demo/prepare-demo.js'
 import { CURVES, type Curve } from '../levels/curves.js'
 import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
 import { print, printJson } from './output.js'
+import { progressReporter } from './progress.js'
 import * as parse from './parsers.js'
 
 export function addSeedCommands (program: Command): void {
@@ -20,7 +20,7 @@ export function addSeedCommands (program: Command): void {
     .option('--json', 'print the summary as one line of JSON')
     .action(async (opts: { guild: string, members: number, curve?: Curve, seed?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
-        const progress = progressReporter('seeding')
+        const progress = progressReporter('seeding', { unit: 'members' })
         try {
           const s = await seedGuild(new LeaderboardWriter(redis, keys), {
             guildId: opts.guild, members: opts.members, curve: opts.curve, seed: opts.seed, onProgress: progress.update
@@ -57,7 +57,7 @@ export function addSeedCommands (program: Command): void {
     .option('--json', 'print one line of JSON, with the new key')
     .action(async (opts: { guild: string, baseUrl: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
-        const progress = progressReporter('seeding demo')
+        const progress = progressReporter('seeding demo', { unit: 'members' })
         let demo
         try {
           demo = await prepareDemo({ redis, keys, guildId: opts.guild, baseUrl: opts.baseUrl, onProgress: progress.update })
@@ -75,45 +75,4 @@ export function addSeedCommands (program: Command): void {
         print(demo.curl)
       })
     })
-}
-
-interface Progress {
-  update: (done: number, total: number) => void
-  stop: () => void
-}
-
-/** A bar on a terminal; elsewhere (logs, pipes) a plain line every few seconds at most. */
-function progressReporter (label: string): Progress {
-  if (process.stderr.isTTY) {
-    let bar: cliProgress.SingleBar | undefined
-    return {
-      update: (done, total) => {
-        if (bar === undefined) {
-          bar = new cliProgress.SingleBar({
-            format: `${label} {bar} {percentage}% | {value}/{total} members | {eta_formatted} left`,
-            stream: process.stderr,
-            // A hidden cursor would stay hidden if the seed is interrupted with Ctrl-C.
-            hideCursor: false,
-            clearOnComplete: true
-          }, cliProgress.Presets.shades_classic)
-          bar.start(total, 0)
-        }
-        bar.update(done)
-      },
-      stop: () => {
-        bar?.stop()
-        bar = undefined
-      }
-    }
-  }
-  let last = performance.now()
-  return {
-    update: (done, total) => {
-      if (done < total && performance.now() - last >= 2000) {
-        last = performance.now()
-        process.stderr.write(`${label}: ${done}/${total} members\n`)
-      }
-    },
-    stop: () => {}
-  }
 }

@@ -37,7 +37,8 @@ export interface Versioned<T> {
 
 type Reply = string | number | null
 
-function curveOf (value: Reply | undefined): Curve {
+/** The curve a settings reply names, or the default. */
+export function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
 }
 

@@ -1,0 +1,120 @@
+// import and export: a server's members from and to files, through src/transfer.
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { type Command, Option } from 'commander'
+import { ImportFileError, ImportRefusedError } from '../errors.js'
+import { LeaderboardReader } from '../reader/leaderboard-reader.js'
+import { EXPORT_FORMATS, type ExportFormat, exportMembers } from '../transfer/export-members.js'
+import type { ImportProblem, ImportSummary } from '../transfer/import-members.js'
+import { IMPORT_FORMATS, type ImportFormat, importFile, importFormatOf } from '../transfer/import-sources.js'
+import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { CliError, withRedis } from './connection.js'
+import { print, printJson } from './output.js'
+import * as parse from './parsers.js'
+import { progressReporter } from './progress.js'
+
+interface ImportOpts { guild: string, file: string, format?: ImportFormat, strict?: boolean, json?: boolean }
+
+export function addTransferCommands (program: Command): void {
+  program.command('import')
+    .description("set members' XP (not multiplied) and usernames from a MEE6 leaderboard JSON or a CSV naming user_id, username and xp; " +
+      'other members and every daily streak are kept; bad rows are listed on stderr and skipped')
+    .addOption(new Option('--guild <id>', 'server (guild) to import into').argParser(parse.guildId).makeOptionMandatory())
+    .addOption(new Option('--file <path>', 'the file to read').makeOptionMandatory())
+    .addOption(new Option('--format <name>', 'the file\'s format (default: .json is mee6, .csv is csv)').choices(IMPORT_FORMATS))
+    .option('--strict', 'refuse the whole file if any row is bad: nothing is written, exit 1')
+    .option('--json', 'print the summary as one line of JSON (bad rows in it, not on stderr)')
+    .action(async (opts: ImportOpts) => {
+      const format = opts.format ?? importFormatOf(opts.file) // before connecting: a typo needs no Redis
+      await withRedis(async ({ redis, keys }) => {
+        const progress = progressReporter('importing', { unit: 'rows', terminalOnly: true })
+        let imported = 0
+        let summary: ImportSummary
+        try {
+          summary = await importFile(new LeaderboardWriter(redis, keys), opts.guild, opts.file, {
+            format,
+            strict: opts.strict,
+            onProgress: (p) => {
+              imported = p.imported
+              progress.update(Math.round(p.fractionRead * 1000), 1000, `${p.imported} imported`)
+            }
+          })
+        } catch (err) {
+          progress.stop()
+          if (err instanceof ImportRefusedError) {
+            reportRefusal(err, opts, format)
+            throw err
+          }
+          if (err instanceof ImportFileError && imported > 0) {
+            throw new CliError(`${err.message} (${imported} members before it were imported; importing again once the file is fixed is safe)`)
+          }
+          throw err
+        } finally {
+          progress.stop()
+        }
+        reportImport(summary, opts, format)
+      })
+    })
+
+  program.command('export')
+    .description('write every member of a server to stdout in rank order: user_id, username, xp, level, daily_streak, last_daily_claim')
+    .addOption(new Option('--guild <id>', 'server (guild) to export').argParser(parse.guildId).makeOptionMandatory())
+    .addOption(new Option('--format <name>', 'CSV with a header, or one JSON object per line').choices(EXPORT_FORMATS).default('csv'))
+    .action(async (opts: { guild: string, format: ExportFormat }) => {
+      await withRedis(async ({ redis, keys }) => {
+        const progress = progressReporter('exporting', { unit: 'members', terminalOnly: true })
+        const members = exportMembers(new LeaderboardReader(redis, keys), opts.guild, {
+          format: opts.format,
+          onProgress: (done, total) => { progress.update(done, Math.max(done, total)) }
+        })
+        try {
+          // Chunk by chunk, waiting while stdout is full; stdout stays open for the warning below.
+          await pipeline(Readable.from(members), process.stdout, { end: false })
+        } catch (err) {
+          // The reader went away (`export | head`): it has all it wanted.
+          if ((err as NodeJS.ErrnoException).code === 'EPIPE') return
+          throw err
+        } finally {
+          progress.stop()
+        }
+        if (!members.consistent) {
+          // Not a failure (a live server is written to all the time), but not an exact copy either.
+          process.stderr.write(`warning: server ${opts.guild} was written to during the export: a member whose rank moved meanwhile may be missing or in it twice; export again for an exact copy\n`)
+        }
+      })
+    })
+}
+
+function problemLines (problems: readonly ImportProblem[], total: number, verb: string): void {
+  for (const p of problems) process.stderr.write(`${verb} ${p.where}: ${p.message}\n`)
+  if (total > problems.length) process.stderr.write(`… and ${total - problems.length} more bad rows\n`)
+}
+
+function reportImport (s: ImportSummary, opts: ImportOpts, format: ImportFormat): void {
+  const seconds = s.elapsedMs / 1000
+  const rowsPerSecond = Math.round((s.imported + s.skipped) / Math.max(seconds, 0.001))
+  if (opts.json === true) {
+    printJson({
+      guild_id: s.guildId,
+      file: opts.file,
+      format,
+      imported: s.imported,
+      skipped: s.skipped,
+      problems: s.problems,
+      elapsed_ms: Math.round(s.elapsedMs),
+      rows_per_second: rowsPerSecond
+    })
+    return
+  }
+  problemLines(s.problems, s.skipped, 'skipped')
+  const skipped = s.skipped === 0 ? '' : `; skipped ${s.skipped} bad row${s.skipped === 1 ? '' : 's'} (on stderr)`
+  print(`imported ${s.imported} members into ${s.guildId} from ${opts.file} (${format}) in ${seconds.toFixed(2)} s (${rowsPerSecond} rows/s)${skipped}`)
+}
+
+function reportRefusal (err: ImportRefusedError, opts: ImportOpts, format: ImportFormat): void {
+  if (opts.json === true) {
+    printJson({ guild_id: opts.guild, file: opts.file, format, imported: 0, skipped: err.skipped, problems: err.problems, refused: true })
+  } else {
+    problemLines(err.problems, err.skipped, 'bad row at')
+  }
+}

@@ -1,0 +1,212 @@
+// Imports a leaderboard from rows read out of a file (src/transfer/import-sources.ts reads CSV and
+// MEE6 JSON): each good row sets one member's XP (not multiplied) and username through the bulk
+// write path, so the aggregates stay exact; bad rows are reported by position and skipped, or,
+// when strict, refuse the whole import before anything is written.
+import { ImportRefusedError, InvalidParameterError } from '../errors.js'
+import { MAX_XP } from '../levels/curves.js'
+import { assertSnowflake, assertUsername, SNOWFLAKE_PATTERN } from '../validation.js'
+import type { BulkMember, LeaderboardWriter } from '../writer/leaderboard-writer.js'
+
+/** Where a row is in its file: a CSV line (1-based, the line the row starts on), or a MEE6 player (0-based). */
+export type RowPosition = { line: number } | { page?: number, index: number }
+
+/** One row as read from a file, not yet checked. */
+export interface SourceRow {
+  at: RowPosition
+  /** A decimal snowflake (a string; a number is accepted while it is a safe integer). */
+  userId: unknown
+  /** Text; empty means none is given, and a name already stored is kept. */
+  username: unknown
+  /** A whole number from 0 to MAX_XP, or its digits as text. */
+  xp: unknown
+  /** Set by a reader that could already tell the row is bad (a CSV row with too few fields, say). */
+  problem?: string
+}
+
+export type ImportProblem = RowPosition & {
+  /** The position as text: `line 7`, `players[3]` (a single page) or `[2].players[3]` (an array of pages). */
+  where: string
+  message: string
+}
+
+export interface ImportProgress {
+  /** Rows read so far, good and bad. */
+  read: number
+  /** Members written so far. */
+  imported: number
+}
+
+export interface ImportOptions {
+  /** Refuse the whole import (ImportRefusedError, nothing written) if any row is bad. */
+  strict?: boolean
+  /** Every bad row, as it is found (the summary lists only the first MAX_LISTED_PROBLEMS). */
+  onProblem?: (problem: ImportProblem) => void
+  /** After each batch written. */
+  onProgress?: (progress: ImportProgress) => void
+}
+
+export interface ImportSummary {
+  guildId: string
+  /** Members set (one per good row). */
+  imported: number
+  /** Bad rows skipped. */
+  skipped: number
+  /** The first MAX_LISTED_PROBLEMS bad rows. */
+  problems: ImportProblem[]
+  elapsedMs: number
+}
+
+/** Good rows written per bulk call: the next chunk is checked while the one before is written. */
+export const IMPORT_CHUNK = 10_000
+export const MAX_LISTED_PROBLEMS = 100
+
+/**
+ * Sets each good row's member to the row's XP and username; members not in the rows, and the
+ * daily records of those in them, are left as they are. A second run with the same rows changes
+ * no member, record or aggregate. Rows may come one by one or in arrays (a reader that hands out
+ * all it parsed from one read saves a promise per row). Rows are consumed as they come (a stream of a million is never
+ * held whole), except with `strict`, where every good row is held until the last is checked.
+ * A user id given twice is a bad row the second time: the first is imported.
+ */
+export async function importMembers (
+  writer: LeaderboardWriter,
+  guildId: string,
+  rows: Iterable<SourceRow | SourceRow[]> | AsyncIterable<SourceRow | SourceRow[]>,
+  options: ImportOptions = {}
+): Promise<ImportSummary> {
+  const started = performance.now()
+  assertSnowflake('guild_id', guildId)
+  const summary: ImportSummary = { guildId, imported: 0, skipped: 0, problems: [], elapsedMs: 0 }
+  const output = new ChunkedWrite(writer, guildId, (imported) => {
+    summary.imported = imported
+    options.onProgress?.({ read, imported })
+  })
+  const firstSeen: FirstSeen = new Map()
+  const held: BulkMember[][] = []
+  let chunk: BulkMember[] = []
+  let read = 0
+  try {
+    for await (const item of rows) {
+      for (const row of Array.isArray(item) ? item : [item]) {
+        read++
+        const checked = checkRow(row, firstSeen)
+        if (typeof checked === 'string') {
+          const problem: ImportProblem = { ...row.at, where: describePosition(row.at), message: checked }
+          summary.skipped++
+          if (summary.problems.length < MAX_LISTED_PROBLEMS) summary.problems.push(problem)
+          options.onProblem?.(problem)
+          continue
+        }
+        chunk.push(checked)
+        if (chunk.length === IMPORT_CHUNK) {
+          if (options.strict === true) held.push(chunk)
+          else await output.add(chunk)
+          chunk = []
+        }
+      }
+    }
+    if (options.strict === true && summary.skipped > 0) {
+      const first = summary.problems[0]
+      throw new ImportRefusedError(`${summary.skipped} bad row${summary.skipped === 1 ? '' : 's'} ` +
+        `(the first: ${first?.where}: ${first?.message}); nothing was imported`, summary.skipped, summary.problems)
+    }
+    for (const c of held) await output.add(c)
+    if (chunk.length > 0) await output.add(chunk)
+  } catch (err) {
+    await output.finish().catch(() => {}) // the first failure is the one to report
+    throw err
+  }
+  await output.finish()
+  summary.elapsedMs = performance.now() - started
+  return summary
+}
+
+export function describePosition (at: RowPosition): string {
+  if ('line' in at) return `line ${at.line}`
+  return at.page === undefined ? `players[${at.index}]` : `[${at.page}].players[${at.index}]`
+}
+
+/**
+ * Where each user id was first seen. A CSV line is kept as a plain number: a million position
+ * objects kept alive cost a tenth of an import's CPU in garbage collection.
+ */
+type FirstSeen = Map<string, number | RowPosition>
+
+/** The member a row sets, or why the row is bad. */
+function checkRow (row: SourceRow, firstSeen: FirstSeen): BulkMember | string {
+  if (row.problem !== undefined) return row.problem
+  const userId = typeof row.userId === 'number' && Number.isSafeInteger(row.userId) ? String(row.userId) : row.userId
+  if (userId === undefined || userId === null || userId === '') return 'the user id is missing'
+  const id = typeof userId === 'string' ? (SNOWFLAKE.test(userId) ? userId : userId.trim()) : ''
+  if (!SNOWFLAKE.test(id)) return `the user id must be a decimal id of 1 to 20 digits without a leading zero (got ${shown(row.userId)})`
+
+  let xp = row.xp
+  if (xp === undefined || xp === null || xp === '') return 'xp is missing'
+  if (typeof xp === 'string') xp = /^\s*\d{1,16}\s*$/.test(xp) ? Number(xp) : NaN
+  if (typeof xp !== 'number' || !Number.isSafeInteger(xp) || xp < 0 || xp > MAX_XP) {
+    return `xp must be a whole number from 0 to ${MAX_XP} (got ${shown(row.xp)})`
+  }
+
+  if (row.username === undefined || row.username === null) return 'the username is missing'
+  if (typeof row.username !== 'string') return `the username must be text (got ${shown(row.username)})`
+  let username: string | undefined
+  if (row.username.trim() !== '') {
+    try {
+      username = assertUsername(row.username)
+    } catch (err) {
+      if (err instanceof InvalidParameterError) return `${err.message} (got ${shown(row.username)})`
+      throw err
+    }
+  }
+
+  const earlier = firstSeen.get(id)
+  if (earlier !== undefined) {
+    return `a second row for user ${id} (the one at ${describePosition(typeof earlier === 'number' ? { line: earlier } : earlier)} counts)`
+  }
+  firstSeen.set(id, 'line' in row.at ? row.at.line : row.at)
+  return username === undefined ? { userId: id, xp } : { userId: id, xp, username }
+}
+
+const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
+
+/** A value for a message: short, on one line, quoted as JSON so that blanks and control characters show. */
+function shown (value: unknown): string {
+  if (value === undefined) return 'nothing'
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text
+}
+
+/**
+ * Writes chunks through bulkSetMembers, one at a time in order, the caller checking the next
+ * while the last is written (as seeding does). `add` returns once the chunk before is written.
+ */
+class ChunkedWrite {
+  readonly #writer: LeaderboardWriter
+  readonly #guildId: string
+  readonly #onWritten: (imported: number) => void
+  #writing: Promise<unknown> = Promise.resolve()
+  #imported = 0
+
+  constructor (writer: LeaderboardWriter, guildId: string, onWritten: (imported: number) => void) {
+    this.#writer = writer
+    this.#guildId = guildId
+    this.#onWritten = onWritten
+  }
+
+  async add (members: BulkMember[]): Promise<void> {
+    let chunkDone = 0
+    const write = this.#writer.bulkSetMembers(this.#guildId, members, (done) => {
+      this.#imported += done - chunkDone
+      chunkDone = done
+      this.#onWritten(this.#imported)
+    })
+    write.catch(() => {}) // awaited by the next add or by finish; meanwhile not unhandled
+    const before = this.#writing
+    this.#writing = write
+    await before
+  }
+
+  async finish (): Promise<void> {
+    await this.#writing
+  }
+}

@@ -1,0 +1,212 @@
+// Rows for importMembers out of the two file formats: CSV with a header naming at least
+// user_id, username and xp (read as a stream), and MEE6 leaderboard JSON (a page object or an
+// array of pages). What makes a whole file unreadable throws ImportFileError; a bad row is only
+// passed on, with its position, for importMembers to report.
+import { open, readFile } from 'node:fs/promises'
+import { extname } from 'node:path'
+import type { Readable } from 'node:stream'
+import { CsvError, parse, type Parser } from 'csv-parse'
+import { ImportFileError } from '../errors.js'
+import { type ImportOptions, type ImportProgress, type ImportSummary, importMembers, type SourceRow } from './import-members.js'
+import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+
+export const IMPORT_FORMATS = ['mee6', 'csv'] as const
+export type ImportFormat = typeof IMPORT_FORMATS[number]
+
+/** The columns a CSV header must name (in any order, among others, in any case). */
+export const CSV_REQUIRED_COLUMNS = ['user_id', 'username', 'xp'] as const
+
+export interface RowSource {
+  /** The rows, an array at a time (importMembers takes them so). */
+  rows: Iterable<SourceRow[]> | AsyncIterable<SourceRow[]>
+  /** How much of the input the rows handed out so far cover, from 0 to 1. */
+  fractionRead: () => number
+}
+
+/** The format a file's name implies: .json is MEE6, .csv is CSV. */
+export function importFormatOf (path: string): ImportFormat {
+  const ext = extname(path).toLowerCase()
+  if (ext === '.json') return 'mee6'
+  if (ext === '.csv') return 'csv'
+  throw new ImportFileError(`cannot tell the format of ${path} from its name (.json is mee6, .csv is csv); give the format`)
+}
+
+/**
+ * The rows of a CSV stream. The first record is the header; a row whose number of fields is not
+ * the header's is a bad row (an unquoted comma in a name, say, would otherwise shift its columns).
+ * Quoted fields may hold commas, quotes and line breaks; a row's line is the one it starts on.
+ * `size`, the input's length in bytes when known, lets `fractionRead` say how far it got.
+ */
+export function csvSource (input: Readable, size?: number): RowSource {
+  const parser = parse({ bom: true, relax_column_count: true })
+  return {
+    rows: csvRows(input, parser),
+    fractionRead: () => size === undefined || size === 0 ? 0 : Math.min(1, parser.info.bytes / size)
+  }
+}
+
+interface CsvColumns { userId: number, username: number, xp: number, count: number }
+
+/**
+ * Feeds the parser one read of the input at a time and hands out, per read, the rows it gave:
+ * csv-parse emits records synchronously while it is written to, and a promise per read instead
+ * of one per record (its async iterator) is a tenth less parsing time. Waiting for the consumer
+ * before reading on is the backpressure. Lines are counted here, from the fields themselves (its
+ * `info` option copies its counters per record, tripling the parse time, and counts a quoted CRLF
+ * as two lines), so empty lines come through as one empty field and are skipped here.
+ */
+async function * csvRows (input: AsyncIterable<Buffer | string>, parser: Parser): AsyncGenerator<SourceRow[]> {
+  let records: string[][] = []
+  parser.on('data', (record: string[]) => { records.push(record) })
+  // Settled from the start, so a parse error is never missed, however late it is emitted.
+  let failure: unknown
+  const finished = new Promise<void>((resolve, reject) => {
+    parser.once('end', resolve)
+    parser.on('error', (err) => {
+      failure = err
+      reject(err)
+    })
+  })
+  finished.catch(() => {}) // awaited below unless the consumer stopped early
+  let line = 1
+  let columns: CsvColumns | undefined
+  const rowsOf = (batch: string[][]): SourceRow[] => {
+    const rows: SourceRow[] = []
+    for (const record of batch) {
+      const at = { line }
+      line += 1 + lineBreaksIn(record)
+      if (record.length === 1 && record[0] === '') continue // an empty line
+      if (columns === undefined) {
+        columns = csvColumns(record, at.line)
+      } else if (record.length !== columns.count) {
+        rows.push({ at, userId: undefined, username: undefined, xp: undefined, problem: `expected ${columns.count} fields as in the header, found ${record.length}` })
+      } else {
+        rows.push({ at, userId: record[columns.userId], username: record[columns.username], xp: record[columns.xp] })
+      }
+    }
+    return rows
+  }
+  try {
+    for await (const chunk of input) {
+      parser.write(chunk)
+      if (failure !== undefined) throw failure
+      const batch = rowsOf(records)
+      records = []
+      if (batch.length > 0) yield batch
+    }
+    parser.end()
+    await finished
+    const batch = rowsOf(records)
+    if (batch.length > 0) yield batch
+  } catch (err) {
+    if (err instanceof CsvError) throw new ImportFileError(`the CSV is malformed, nothing past the fault can be read: ${err.message}`)
+    throw err
+  } finally {
+    parser.destroy()
+  }
+  if (columns === undefined) throw new ImportFileError(`the CSV is empty: expected a header naming ${CSV_REQUIRED_COLUMNS.join(', ')}`)
+}
+
+function csvColumns (header: string[], line: number): CsvColumns {
+  const names = header.map((name) => name.trim().toLowerCase())
+  const index = (column: string): number => names.indexOf(column)
+  const missing = CSV_REQUIRED_COLUMNS.filter((column) => index(column) < 0)
+  if (missing.length > 0) {
+    throw new ImportFileError(`the CSV header (line ${line}) must name the columns ${CSV_REQUIRED_COLUMNS.join(', ')}; ` +
+      `missing: ${missing.join(', ')} (found: ${header.map((name) => JSON.stringify(name)).join(', ')})`)
+  }
+  const twice = CSV_REQUIRED_COLUMNS.find((column) => names.lastIndexOf(column) !== index(column))
+  if (twice !== undefined) throw new ImportFileError(`the CSV header (line ${line}) names the column ${twice} twice`)
+  return { userId: index('user_id'), username: index('username'), xp: index('xp'), count: header.length }
+}
+
+/** Line breaks inside a record's quoted fields: CRLF, LF or a lone CR each count once. */
+function lineBreaksIn (record: string[]): number {
+  let breaks = 0
+  for (const field of record) {
+    if (field.includes('\n') || field.includes('\r')) breaks += field.match(/\r\n|\r|\n/g)?.length ?? 0
+  }
+  return breaks
+}
+
+/**
+ * The rows of a MEE6 leaderboard: `{"players": [{"id", "username", "xp", ...}], ...}`, as MEE6's
+ * leaderboard API answers for a page, or an array of such pages. Other fields are ignored.
+ * The whole structure is checked before any row is handed out.
+ */
+export function mee6Source (json: unknown): RowSource {
+  const single = isPage(json)
+  if (!single && !Array.isArray(json)) {
+    throw new ImportFileError('not a MEE6 leaderboard: expected a page, {"players": [...]}, or an array of pages')
+  }
+  const pagesOf = (array: unknown[]): unknown[][] => array.map((page, i) => {
+    if (!isPage(page)) throw new ImportFileError(`[${i}] is not a MEE6 leaderboard page: it has no "players" array`)
+    return page.players
+  })
+  const pages = single ? [json.players] : pagesOf(json as unknown[])
+  const total = pages.reduce((sum, players) => sum + players.length, 0)
+  let read = 0
+  function * rows (): Generator<SourceRow[]> {
+    for (const [p, players] of pages.entries()) {
+      const rows = players.map((player, index): SourceRow => {
+        const at = single ? { index } : { page: p, index }
+        if (typeof player !== 'object' || player === null || Array.isArray(player)) {
+          return { at, userId: undefined, username: undefined, xp: undefined, problem: 'not a player object' }
+        }
+        const { id, username, xp } = player as Record<string, unknown>
+        return { at, userId: id, username, xp }
+      })
+      read += players.length
+      yield rows
+    }
+  }
+  return { rows: rows(), fractionRead: () => total === 0 ? 1 : read / total }
+}
+
+function isPage (value: unknown): value is { players: unknown[] } {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { players?: unknown }).players)
+}
+
+/** A file's rows in the given format (default: from its name). A MEE6 file is read whole; a CSV is streamed. */
+export async function openImportFile (path: string, format: ImportFormat = importFormatOf(path)): Promise<RowSource> {
+  if (format === 'mee6') {
+    let text: string
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (err) {
+      throw new ImportFileError(`cannot read ${path}: ${(err as Error).message}`)
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+    } catch (err) {
+      throw new ImportFileError(`${path} is not valid JSON: ${(err as Error).message}`)
+    }
+    return mee6Source(json)
+  }
+  let file
+  try {
+    file = await open(path, 'r')
+  } catch (err) {
+    throw new ImportFileError(`cannot read ${path}: ${(err as Error).message}`)
+  }
+  const { size } = await file.stat()
+  return csvSource(file.createReadStream(), size)
+}
+
+export interface ImportFileOptions extends Omit<ImportOptions, 'onProgress'> {
+  /** Default: from the file's name (.json: mee6, .csv: csv). */
+  format?: ImportFormat
+  /** After each batch written, with the share of the file read so far. */
+  onProgress?: (progress: ImportProgress & { fractionRead: number }) => void
+}
+
+/** importMembers over a CSV or MEE6 JSON file. */
+export async function importFile (writer: LeaderboardWriter, guildId: string, path: string, options: ImportFileOptions = {}): Promise<ImportSummary> {
+  const { format, onProgress, ...rest } = options
+  const source = await openImportFile(path, format)
+  return await importMembers(writer, guildId, source.rows, {
+    ...rest,
+    onProgress: onProgress === undefined ? undefined : (progress) => { onProgress({ ...progress, fractionRead: source.fractionRead() }) }
+  })
+}
