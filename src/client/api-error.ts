@@ -1,0 +1,58 @@
+// What the client makes of a response's headers and of an error answer. No runtime imports, so
+// the client runs wherever fetch does (Node 20+, browsers, workers).
+
+/** The key's quota as of one response, from its `x-ratelimit-*` headers. */
+export interface RateLimit {
+  /** The key's limit per window. */
+  limit: number
+  /** Requests still admitted now. */
+  remaining: number
+  /** Seconds until the count falls; on a 429, until a request would be admitted. */
+  resetSeconds: number
+}
+
+/** The rate-limit headers of a response, or undefined when it has none (e.g. a 401). */
+export function rateLimitOf (headers: Headers): RateLimit | undefined {
+  const limit = headers.get('x-ratelimit-limit')
+  const remaining = headers.get('x-ratelimit-remaining')
+  const reset = headers.get('x-ratelimit-reset')
+  if (limit === null || remaining === null || reset === null) return undefined
+  return { limit: Number(limit), remaining: Number(remaining), resetSeconds: Number(reset) }
+}
+
+/** `retry-after` in whole seconds (the only form the service sends), or undefined. */
+export function retryAfterOf (headers: Headers): number | undefined {
+  const value = headers.get('retry-after')?.trim()
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined
+}
+
+/**
+ * An error answer of the API: `{ statusCode, error, code, message }`. A body without that shape
+ * (a proxy's HTML page, say) gets the code `http_<status>` and the status text as its message.
+ */
+export class LeaderboardApiError extends Error {
+  readonly statusCode: number
+  /** The contract's code: `invalid_parameter`, `missing_api_key`, `rate_limited`… */
+  readonly code: string
+  /** The `retry-after` of a 429 or 503, in seconds. */
+  readonly retryAfterSeconds: number | undefined
+  readonly rateLimit: RateLimit | undefined
+
+  constructor (statusCode: number, code: string, message: string, retryAfterSeconds?: number, rateLimit?: RateLimit) {
+    super(message)
+    this.name = 'LeaderboardApiError'
+    this.statusCode = statusCode
+    this.code = code
+    this.retryAfterSeconds = retryAfterSeconds
+    this.rateLimit = rateLimit
+  }
+
+  static async fromResponse (response: Response): Promise<LeaderboardApiError> {
+    const text = await response.text().catch(() => '')
+    let body: { code?: unknown, message?: unknown } = {}
+    try { body = JSON.parse(text) as typeof body } catch {}
+    const code = typeof body?.code === 'string' ? body.code : `http_${response.status}`
+    const message = typeof body?.message === 'string' ? body.message : `${response.status} ${response.statusText}`.trim()
+    return new LeaderboardApiError(response.status, code, message, retryAfterOf(response.headers), rateLimitOf(response.headers))
+  }
+}
