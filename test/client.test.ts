@@ -1,0 +1,204 @@
+// The TypeScript client against a real running service (the app listening on a port, real
+// Redis): typed results equal the API's answers, revalidation with ETags (304s are free),
+// rate-limit state, retry-after on 429, the contract's errors as LeaderboardApiError, aborts.
+import t, { type Test } from 'tap'
+import { createServer } from 'node:net'
+import { RedisServer } from './helpers/redis-server.js'
+import { buildTestApp, type TestApp } from './helpers/app.js'
+import { LeaderboardApiError, LeaderboardClient, type LeaderboardClientOptions } from '../src/index.js'
+import type { Config } from '../src/config.js'
+
+const server = await RedisServer.start()
+t.teardown(async () => { await server.close() })
+
+const GUILD = '1300000000000000001'
+const OTHER_GUILD = '1300000000000000002'
+
+interface Sent { url: string, ifNoneMatch: string | undefined, status: number }
+
+interface Fixture extends TestApp {
+  baseUrl: string
+  key: string
+  /** Every request the clients made through `client()`, with its answer's status. */
+  sent: Sent[]
+  client: (options?: Partial<LeaderboardClientOptions>) => LeaderboardClient
+  /** The same request straight to the API, for comparison. */
+  direct: (path: string) => Promise<{ status: number, body: unknown }>
+}
+
+async function serve (t: Test, overrides: Partial<Config> = {}): Promise<Fixture> {
+  const fixture = await buildTestApp(t, server.url, overrides)
+  const address = await fixture.app.listen({ port: 0, host: '127.0.0.1' })
+  const baseUrl = `${address}/api/v1`
+  const { key } = await fixture.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  for (let i = 1; i <= 12; i++) {
+    await fixture.writer.awardXp({ guildId: GUILD, userId: String(20 + i), xp: 150 * i, username: `player ${i}` })
+  }
+  const sent: Sent[] = []
+  const recording: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init)
+    sent.push({ url: String(input), ifNoneMatch: (init?.headers as Record<string, string>)['if-none-match'], status: response.status })
+    return response
+  }
+  return {
+    ...fixture,
+    baseUrl,
+    key,
+    sent,
+    client: (options = {}) => new LeaderboardClient({ baseUrl, apiKey: key, fetch: recording, ...options }),
+    direct: async (path) => {
+      const response = await fetch(`${baseUrl}/${path}`, { headers: { 'x-api-key': key } })
+      return { status: response.status, body: await response.json() }
+    }
+  }
+}
+
+t.test('each method resolves to the body the API answers, typed', async (t) => {
+  const { client, direct } = await serve(t)
+  const c = client()
+  const calls: Array<[string, () => Promise<{ data: unknown, notModified: boolean }>]> = [
+    [`servers/${GUILD}/leaderboard`, async () => await c.leaderboard(GUILD)],
+    [`servers/${GUILD}/leaderboard?limit=3&page=2`, async () => await c.leaderboard(GUILD, { limit: 3, page: 2 })],
+    [`servers/${GUILD}/leaderboard?period=week`, async () => await c.leaderboard(GUILD, { period: 'week' })],
+    [`servers/${GUILD}/members/25`, async () => await c.member(GUILD, '25')],
+    [`servers/${GUILD}/members/25/around?radius=2`, async () => await c.around(GUILD, '25', { radius: 2 })],
+    [`servers/${GUILD}/members?ids=25,99,21`, async () => await c.members(GUILD, ['25', '99', '21'])],
+    [`servers/${GUILD}/stats`, async () => await c.stats(GUILD)]
+  ]
+  for (const [path, call] of calls) {
+    const result = await call()
+    const expected = await direct(path)
+    t.equal(expected.status, 200, path)
+    t.same(result.data, expected.body, path)
+    t.equal(result.notModified, false)
+  }
+  const page = await c.leaderboard(GUILD, { limit: 3, page: 2 })
+  t.same(page.data.data.map((e) => e.rank), [4, 5, 6], 'the typed page: entries, ranks')
+  const list = await c.members(GUILD, ['25', '99'])
+  t.same(list.data.missing, ['99'])
+  t.equal((await c.around(GUILD, '25', { radius: 2 })).data.rank, 8)
+})
+
+t.test('the same URL again sends If-None-Match and resolves notModified with the same data; no quota spent', async (t) => {
+  const { client, sent } = await serve(t)
+  const c = client()
+  const first = await c.leaderboard(GUILD, { limit: 5 })
+  const again = await c.leaderboard(GUILD, { limit: 5 })
+  t.equal(sent[0]?.ifNoneMatch, undefined, 'the first call has no tag to send')
+  t.match(sent[1], { ifNoneMatch: /^"[^"]+"$/, status: 304 })
+  t.equal(again.notModified, true)
+  t.same(again.data, first.data)
+  t.equal(again.rateLimit?.remaining, first.rateLimit?.remaining, 'a 304 is free')
+  const other = await c.leaderboard(GUILD, { limit: 6 })
+  t.equal(other.notModified, false, 'another URL is another resource')
+  t.equal(other.rateLimit?.remaining, (first.rateLimit?.remaining ?? 0) - 1, 'a 200 is counted')
+})
+
+t.test('after a write the next call resolves the new data', async (t) => {
+  const { client, writer } = await serve(t)
+  const c = client()
+  const before = await c.member(GUILD, '21')
+  await writer.awardXp({ guildId: GUILD, userId: '21', xp: 5000 })
+  const after = await c.member(GUILD, '21')
+  t.equal(after.notModified, false)
+  t.equal(after.data.xp, before.data.xp + 5000)
+  t.equal((await c.member(GUILD, '21')).notModified, true, 'and that answer is the one revalidated next')
+})
+
+t.test('rate-limit state: on each result and as client.rateLimit, the last seen', async (t) => {
+  const { client } = await serve(t, { planLimits: { free: 100, starter: 1000, professional: 50 } })
+  const c = client()
+  t.equal(c.rateLimit, undefined, 'nothing seen yet')
+  const first = await c.stats(GUILD)
+  t.same(first.rateLimit, { limit: 50, remaining: 49, resetSeconds: first.rateLimit?.resetSeconds })
+  t.ok((first.rateLimit?.resetSeconds ?? -1) > 0)
+  const second = await c.leaderboard(GUILD)
+  t.equal(second.rateLimit?.remaining, 48)
+  t.same(c.rateLimit, second.rateLimit)
+})
+
+t.test('the remembered URLs are bounded: the least recently used is forgotten', async (t) => {
+  const { client, sent } = await serve(t)
+  const c = client({ cacheEntries: 1 })
+  await c.stats(GUILD)
+  await c.member(GUILD, '22')
+  t.equal((await c.stats(GUILD)).notModified, false, 'stats was forgotten')
+  t.equal(sent[2]?.ifNoneMatch, undefined)
+  t.equal((await c.stats(GUILD)).notModified, true)
+})
+
+const TINY_PLAN = { planLimits: { free: 100, starter: 1000, professional: 2 }, rateLimitWindowMs: 1000 }
+
+/** Spends the key's 2 requests on URLs the client will not revalidate. */
+async function spend (c: LeaderboardClient): Promise<void> {
+  await c.member(GUILD, '21')
+  await c.member(GUILD, '22')
+}
+
+t.test('a 429 with retry-after is waited out and retried', async (t) => {
+  const { client, sent } = await serve(t, TINY_PLAN)
+  const c = client()
+  await spend(c)
+  const result = await c.stats(GUILD)
+  t.equal(result.notModified, false)
+  t.match(result.data, { total_members: 12 })
+  t.same(sent.map((s) => s.status), [200, 200, 429, 200], 'refused once, then admitted')
+})
+
+t.test('with maxRetries 0, or a retry-after longer than maxRetryWaitMs, a 429 throws rate_limited', async (t) => {
+  for (const options of [{ maxRetries: 0 }, { maxRetryWaitMs: 500 }]) {
+    const { client, sent } = await serve(t, TINY_PLAN)
+    const c = client(options)
+    await spend(c)
+    const error = await c.stats(GUILD).catch((err: unknown) => err)
+    t.ok(error instanceof LeaderboardApiError, JSON.stringify(options))
+    t.match(error, { statusCode: 429, code: 'rate_limited', message: /rate limit of 2 requests/ })
+    t.ok(((error as LeaderboardApiError).retryAfterSeconds ?? 0) >= 1, 'retryAfterSeconds')
+    t.equal(sent.length, 3, 'no retry')
+    t.equal(c.rateLimit?.remaining, 0)
+  }
+})
+
+t.test('the contract\'s errors throw LeaderboardApiError with their status and code', async (t) => {
+  const { client, baseUrl } = await serve(t)
+  const c = client()
+  const cases: Array<[string, () => Promise<unknown>, number, string]> = [
+    ['no key', async () => await client({ apiKey: '' }).stats(GUILD), 401, 'missing_api_key'],
+    ['unknown key', async () => await client({ apiKey: 'lb_nope' }).stats(GUILD), 401, 'invalid_api_key'],
+    ['another server', async () => await c.stats(OTHER_GUILD), 403, 'forbidden'],
+    ['a non-member', async () => await c.member(GUILD, '999'), 404, 'member_not_found'],
+    ['a non-member around', async () => await c.around(GUILD, '999'), 404, 'member_not_found'],
+    ['a bad limit', async () => await c.leaderboard(GUILD, { limit: 101 }), 400, 'invalid_parameter'],
+    ['a bad id', async () => await c.member(GUILD, '0x1'), 400, 'invalid_parameter'],
+    ['a wrong base URL', async () => await client({ baseUrl: `${baseUrl}/nope` }).stats(GUILD), 404, 'not_found']
+  ]
+  for (const [what, call, statusCode, code] of cases) {
+    const error = await call().then(() => null, (err: unknown) => err)
+    t.ok(error instanceof LeaderboardApiError, what)
+    t.match(error, { statusCode, code, message: /./, name: 'LeaderboardApiError' }, what)
+  }
+})
+
+t.test('a signal aborts the request, and a retry wait, with its reason', async (t) => {
+  const { client, sent } = await serve(t, TINY_PLAN)
+  const c = client()
+  const aborted = AbortSignal.abort(new Error('already gone'))
+  await t.rejects(c.stats(GUILD, { signal: aborted }), { message: 'already gone' })
+  await spend(c)
+  const controller = new AbortController()
+  const waiting = c.stats(GUILD, { signal: controller.signal })
+  while (sent.length < 3) await new Promise((resolve) => setTimeout(resolve, 10))
+  controller.abort(new Error('the dashboard closed'))
+  await t.rejects(waiting, { message: 'the dashboard closed' })
+  t.same(sent.map((s) => s.status), [200, 200, 429], 'aborted in the wait: no retry sent')
+})
+
+t.test('an attempt longer than timeoutMs rejects with the TimeoutError fetch gives', async (t) => {
+  const silent = createServer(() => {}) // accepts and never answers
+  await new Promise<void>((resolve) => { silent.listen(0, '127.0.0.1', resolve) })
+  t.teardown(() => { silent.close() })
+  const { port } = silent.address() as { port: number }
+  silent.on('connection', (socket) => { t.teardown(() => { socket.destroy() }) })
+  const c = new LeaderboardClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'k', timeoutMs: 200 })
+  await t.rejects(c.stats(GUILD), { name: 'TimeoutError' })
+})
