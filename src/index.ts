@@ -29,5 +29,4 @@ export {
   exportMembers, MemberExport, EXPORT_COLUMNS, EXPORT_FORMATS, EXPORT_CHUNK,
   type ExportedMember, type ExportFormat, type ExportOptions
 } from './transfer/export-members.js'
-export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions } from './client/leaderboard-client.js'
-export { LeaderboardApiError, type RateLimit } from './client/api-error.js'
+export * from './client/index.js'

@@ -3,9 +3,10 @@
 // rate-limit state, retry-after on 429, the contract's errors as LeaderboardApiError, aborts.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
+import { readdirSync, readFileSync } from 'node:fs'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
-import { LeaderboardApiError, LeaderboardClient, type LeaderboardClientOptions } from '../src/index.js'
+import { LeaderboardApiError, LeaderboardClient, type LeaderboardClientOptions } from '../src/client/index.js'
 import type { Config } from '../src/config.js'
 
 const server = await RedisServer.start()
@@ -201,4 +202,12 @@ t.test('an attempt longer than timeoutMs rejects with the TimeoutError fetch giv
   silent.on('connection', (socket) => { t.teardown(() => { socket.destroy() }) })
   const c = new LeaderboardClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'k', timeoutMs: 200 })
   await t.rejects(c.stats(GUILD), { name: 'TimeoutError' })
+})
+
+t.test('the client has no runtime import outside src/client (types only), so a bundle carries none of the server', async (t) => {
+  const dir = new URL('../src/client/', import.meta.url)
+  const imports = readdirSync(dir).flatMap((file) =>
+    [...readFileSync(new URL(file, dir), 'utf8').matchAll(/^(?:import|export) (?!type )[^\n]* from '([^']+)'/gm)].map((m) => `${file}: ${m[1]}`))
+  t.ok(imports.length >= 3, imports.join('; '))
+  t.same(imports.filter((line) => !/: \.\/[a-z-]+\.js$/.test(line)), [])
 })

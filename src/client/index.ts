@@ -1,0 +1,4 @@
+// The client alone, as the package's `guild-leaderboard/client` entry: no runtime import beyond
+// these files, so a dashboard's bundle carries none of the server.
+export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions } from './leaderboard-client.js'
+export { LeaderboardApiError, type RateLimit } from './api-error.js'
