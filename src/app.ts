@@ -14,6 +14,7 @@ import apiKeysPlugin from './plugins/api-keys.js'
 import slidingWindowPlugin from './plugins/sliding-window.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
+import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import compress from '@fastify/compress'
 import { COMPRESSION_THRESHOLD } from './http/encoding.js'
@@ -43,6 +44,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   // Bodies the read routes do not compress themselves (the OpenAPI document, say).
   await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)
+  await fastify.register(metricsPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(healthRoutes)
   await fastify.register(apiRoutes, { prefix: '/api/v1' })

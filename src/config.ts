@@ -38,7 +38,8 @@ export const ConfigSchema = Type.Object({
   maxEventLoopDelayMs: PositiveInteger('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay; 0 never', 50, 0, 60_000),
   maxInFlight: PositiveInteger('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance; 0 never', 256, 0, 1_000_000),
   maxHeapUsedPercent: PositiveInteger("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit; 0 never", 90, 0, 100),
-  outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000)
+  outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000),
+  metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off' }))
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>
@@ -64,7 +65,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   maxEventLoopDelayMs: 'MAX_EVENT_LOOP_DELAY_MS',
   maxInFlight: 'MAX_IN_FLIGHT',
   maxHeapUsedPercent: 'MAX_HEAP_USED_PERCENT',
-  outageLogIntervalMs: 'OUTAGE_LOG_INTERVAL_MS'
+  outageLogIntervalMs: 'OUTAGE_LOG_INTERVAL_MS',
+  metricsPort: 'METRICS_PORT'
 }
 
 export class ConfigError extends Error {}

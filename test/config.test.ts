@@ -100,3 +100,10 @@ t.test('the CLI\'s Redis settings are read by the server\'s rules: the same spel
   t.same(loadRedisConfig({ PORT: 'abc', PLAN_LIMITS: 'nonsense', REDIS_PREFIX: 'q' }).redisPrefix, 'q',
     'a bad value of a setting only the server reads does not stop the CLI')
 })
+
+t.test('METRICS_PORT: unset is off; a port number turns the metrics listener on; anything else is refused', async (t) => {
+  t.equal(loadConfig({}).metricsPort, undefined)
+  t.equal(loadConfig({ METRICS_PORT: '9464' }).metricsPort, 9464)
+  t.throws(() => loadConfig({ METRICS_PORT: '70000' }), /METRICS_PORT/)
+  t.throws(() => loadConfig({ METRICS_PORT: 'metrics' }), /METRICS_PORT/)
+})

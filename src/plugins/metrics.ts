@@ -1,0 +1,120 @@
+// Prometheus metrics, served on METRICS_PORT (a listener of its own, never the API's port) when
+// it is set; nothing is registered per request when it is not. One callback hook per response
+// (plus one per error, and a timer per Redis command), so the hot path pays little.
+import fp from 'fastify-plugin'
+import { createServer, type Server } from 'node:http'
+import { once } from 'node:events'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { LeaderboardError } from '../errors.js'
+import { redisUnavailability } from '../redis/errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The metrics listener's address, when METRICS_PORT is set (port 0 picks a free one). */
+    metricsAddress: () => { host: string, port: number } | null
+  }
+  interface FastifyRequest {
+    /** What a failed request's error was, for the metrics (set by the onError hook). */
+    failure: { code: string | null, redisReason: string | null } | null
+  }
+}
+
+const AUTH_FAILURE_CODES = new Set(['missing_api_key', 'invalid_api_key', 'forbidden'])
+
+interface SendCommand { sendCommand: (command: { name: string, promise: Promise<unknown> }, ...rest: unknown[]) => unknown }
+
+export default fp(async function metricsPlugin (fastify: FastifyInstance) {
+  const { metricsPort, host } = fastify.config
+  let server: Server | null = null
+  fastify.decorate('metricsAddress', () => {
+    const address = server?.address()
+    return typeof address === 'object' && address !== null ? { host, port: address.port } : null
+  })
+  if (metricsPort === undefined) return
+
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+  const requests = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Requests by method, route pattern and status, and their latency (its _count is the request count)',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers
+  })
+  const rateLimited = new Counter({
+    name: 'leaderboard_rate_limited_total',
+    help: 'Requests refused with 429 rate_limited, by the key\'s plan ("address" for a failed-authentication lockout)',
+    labelNames: ['plan'] as const,
+    registers
+  })
+  const authFailures = new Counter({
+    name: 'leaderboard_auth_failures_total',
+    help: 'Requests refused by authentication, by code (missing_api_key, invalid_api_key, forbidden)',
+    labelNames: ['code'] as const,
+    registers
+  })
+  const redisErrors = new Counter({
+    name: 'leaderboard_redis_errors_total',
+    help: 'Redis failures: "connection" for the client\'s error events, "request" for requests answered 503 because of Redis',
+    labelNames: ['source', 'reason'] as const,
+    registers
+  })
+  const redisLatency = new Histogram({
+    name: 'leaderboard_redis_command_duration_seconds',
+    help: 'Redis commands from sending to their answer (evalsha: a script), by command',
+    labelNames: ['command'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+    registers
+  })
+
+  const redis = fastify.redisClient
+  redis.on('error', (err: Error) => {
+    redisErrors.inc({ source: 'connection', reason: redisUnavailability(err)?.reason ?? 'unreachable' })
+  })
+  // Every command, auto-pipelined or not, goes through sendCommand.
+  const client = redis as unknown as SendCommand
+  const send = client.sendCommand.bind(client)
+  client.sendCommand = (command, ...rest) => {
+    const end = redisLatency.startTimer({ command: command.name })
+    command.promise.then(() => end(), () => end())
+    return send(command, ...rest)
+  }
+
+  fastify.decorateRequest('failure', null)
+  fastify.addHook('onError', (request: FastifyRequest, _reply, error: FastifyError, done) => {
+    const unavailable = redisUnavailability(error, fastify.redisClient)
+    request.failure = { code: error instanceof LeaderboardError ? error.code : null, redisReason: unavailable?.reason ?? null }
+    done()
+  })
+  fastify.addHook('onResponse', (request, reply, done) => {
+    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status_code: reply.statusCode }, reply.elapsedTime / 1000)
+    const failure = request.failure
+    if (failure !== null) {
+      if (failure.code === 'rate_limited') rateLimited.inc({ plan: request.apiKey?.plan ?? 'address' })
+      else if (failure.code !== null && AUTH_FAILURE_CODES.has(failure.code)) authFailures.inc({ code: failure.code })
+      if (failure.redisReason !== null) redisErrors.inc({ source: 'request', reason: failure.redisReason })
+    }
+    done()
+  })
+
+  server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: scrape GET /metrics\n')
+      return
+    }
+    registry.metrics().then((body) => {
+      res.writeHead(200, { 'content-type': registry.contentType }).end(body)
+    }, (err: Error) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${err.message}\n`)
+    })
+  })
+  server.listen(metricsPort, host)
+  await once(server, 'listening')
+  fastify.log.info({ port: fastify.metricsAddress()?.port }, 'metrics served at /metrics')
+  fastify.addHook('onClose', async () => {
+    server?.closeAllConnections()
+    await new Promise((resolve) => server?.close(resolve))
+  })
+}, { name: 'metrics', dependencies: ['config', 'redis', 'auth'] })
