@@ -11,6 +11,7 @@ import redisPlugin from './plugins/redis.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
+import docsPagePlugin from './plugins/docs-page.js'
 import compress from '@fastify/compress'
 import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './plugins/lifecycle.js'
@@ -20,6 +21,7 @@ import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
 import { httpServerOptions } from './http/server-options.js'
+import { REQUEST_ID_PATTERN } from './schemas/headers.js'
 
 export interface AppOptions {
   config: Config
@@ -36,11 +38,12 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)
   await fastify.register(openapiPlugin)
+  await fastify.register(docsPagePlugin)
   await fastify.register(healthRoutes)
   await fastify.register(apiRoutes, { prefix: '/api/v1' })
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   const fastify = Fastify({

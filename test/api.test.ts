@@ -305,20 +305,6 @@ t.test('readyz is 503 while Redis is unreachable and 200 again after', async (t)
   t.equal(status, 200, 'recovers by itself')
 })
 
-t.test('the OpenAPI document is generated from the route schemas', async (t) => {
-  const { app } = await withKey(t)
-  const { status, body } = await get(app, '/api/v1/openapi.json')
-  t.equal(status, 200)
-  t.match(body.openapi, /^3\./)
-  const leaderboard = body.paths['/api/v1/servers/{guild_id}/leaderboard'].get
-  const limit = leaderboard.parameters.find((p: { name: string }) => p.name === 'limit')
-  t.match(limit, { in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } })
-  t.same(Object.keys(leaderboard.responses).sort(), ['200', '400', '401', '403', '429', '500', '503'])
-  t.ok(body.paths['/api/v1/servers/{guild_id}/members/{user_id}'].get.responses['404'])
-  t.ok(body.paths['/api/v1/servers/{guild_id}/stats'].get)
-  t.same(body.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' })
-})
-
 t.test('over a real socket: JSON, request id, and logs that carry the key id but never the key', async (t) => {
   const lines: string[] = []
   const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })

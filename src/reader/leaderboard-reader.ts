@@ -10,7 +10,7 @@ import { type Curve, DEFAULT_CURVE, isCurve, levelForXp } from '../levels/curves
 import { MemberNotFoundError } from '../errors.js'
 import { formatMultiplier } from '../validation.js'
 import type { Static } from 'typebox'
-import type { LeaderboardEntry as LeaderboardEntrySchema, LeaderboardResponse } from '../schemas/leaderboard.js'
+import type { LeaderboardEntry as LeaderboardEntrySchema, LeaderboardPage as LeaderboardPageSchema } from '../schemas/leaderboard.js'
 import type { MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
 
@@ -18,7 +18,7 @@ const DAY_MS = 86_400_000
 const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 
 export type LeaderboardEntry = Static<typeof LeaderboardEntrySchema>
-export type LeaderboardPage = Static<typeof LeaderboardResponse>
+export type LeaderboardPage = Static<typeof LeaderboardPageSchema>
 export type MemberRecord = Static<typeof MemberRecordSchema>
 export type GuildStats = Static<typeof GuildStatsSchema>
 

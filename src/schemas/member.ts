@@ -1,8 +1,9 @@
 import { Type } from 'typebox'
-import { ErrorResponse, errorResponses } from './common.js'
+import { named } from './common.js'
+import { errorResponses, memberNotFound, readResponses } from './responses.js'
 
-export const MemberRecord = Type.Object({
-  user_id: Type.String(),
+export const MemberRecord = named('MemberRecord', Type.Object({
+  user_id: Type.String({ examples: ['1100000000000000777'] }),
   username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
   level: Type.Integer({ minimum: 0 }),
   xp: Type.Integer({ minimum: 0 }),
@@ -11,7 +12,11 @@ export const MemberRecord = Type.Object({
   last_daily_claim: Type.Union([
     Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' }),
     Type.Null()
-  ])
-}, { description: "The member's record" })
+  ], { description: 'When the member last claimed its daily reward; null if never' })
+}, { description: "A member's record" }))
 
-export const memberResponses = { 200: MemberRecord, 404: ErrorResponse, ...errorResponses }
+export const memberResponses = {
+  ...readResponses(MemberRecord, "The member's record"),
+  ...memberNotFound,
+  ...errorResponses
+}
