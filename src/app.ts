@@ -17,6 +17,7 @@ import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './plugins/lifecycle.js'
 import underPressurePlugin from './plugins/under-pressure.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
+import corsPlugin from './plugins/cors.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
@@ -32,6 +33,9 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(redisPlugin)
   await fastify.register(errorHandler)
   await fastify.register(securityHeadersPlugin)
+  // Before the hooks that can refuse a request (shutdown, load shedding, the API's own), so a
+  // page can read their answers.
+  await fastify.register(corsPlugin)
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
   // Bodies the read routes do not compress themselves (the OpenAPI document, say).
