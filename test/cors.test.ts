@@ -1,5 +1,5 @@
 // CORS for pages on the origins CORS_ORIGINS lists: preflights answered without a key and without
-// counting, the API's answers (200, 304, 401, 429) readable by the page with their headers, and
+// counting, the API's answers (200, 304, 401, 429, 503) readable by the page with their headers, and
 // nothing at all for other origins or when CORS_ORIGINS is unset.
 import t, { type Test } from 'tap'
 import { RedisServer } from './helpers/redis-server.js'
@@ -105,6 +105,18 @@ t.test('an allowed page can read the answers and their headers: 200, 304, 401 an
   t.same(CORS_EXPOSED_HEADERS, ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'etag', 'retry-after', 'x-request-id'])
   t.same(list(ok.headers.vary), ['origin', 'accept-encoding'], 'Vary keeps both')
   t.ok(limited.headers['retry-after'] !== undefined, 'the 429 has the retry-after the page may now read')
+})
+
+t.test('a 503 (Redis away) is readable by the page too', async (t) => {
+  const own = await RedisServer.start()
+  t.teardown(async () => { await own.close() })
+  const { app, apiKeys } = await buildTestApp(t, own.url, { corsOrigins: [DASHBOARD] })
+  const { key } = await apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  await own.stop()
+  const res = await app.inject({ url: `${API}/stats`, headers: { 'x-api-key': key, origin: DASHBOARD } })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['access-control-allow-origin'], DASHBOARD)
+  t.ok(list(res.headers['access-control-expose-headers']).includes('retry-after'))
 })
 
 t.test('CORS_ORIGINS=* allows any origin', async (t) => {
