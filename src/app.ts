@@ -63,8 +63,9 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     // Errors raised before routing (a malformed URL) bypass the error handler: same shape here.
-    frameworkErrors: (error, _request, reply) => {
-      sendError(reply, 'invalid_parameter', error.message)
+    // (They come before the onRequest hook below, so the request id is set here too.)
+    frameworkErrors: (error, request, reply) => {
+      sendError(reply.header('x-request-id', request.id), 'invalid_parameter', error.message)
     },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -44,8 +44,10 @@ const retryAfter = {
 export const responseHeaders = {
   /** 200 and 304 of a read endpoint. */
   read: { ...requestId, ...rateLimit(true), ...caching },
-  /** An error after the request was counted (400, 403, 404). */
+  /** An error after the request was counted (403, 404). */
   counted: { ...requestId, ...rateLimit(true) },
+  /** 400: counted, unless the URL itself is malformed (refused before the key is checked). */
+  invalid: { ...requestId, ...rateLimit(false) },
   /** An error before the request was counted (401, 500). */
   uncounted: requestId,
   /** 429: retry-after; the x-ratelimit-* headers when it is the key's plan limit (not the failed-authentication limit). */

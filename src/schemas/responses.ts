@@ -35,7 +35,9 @@ const httpLayerErrors = {
 /** The errors every read endpoint can answer; the description names the codes of each status. */
 export const errorResponses = {
   ...httpLayerErrors,
-  400: errorResponse('`invalid_parameter`: a path or query parameter out of its bounds (the message names it)', responseHeaders.counted),
+  400: errorResponse('`invalid_parameter`: a path or query parameter out of its bounds (the message names it), counted ' +
+    'and with the x-ratelimit-* headers; or a URL that is not valid at all (bad percent-encoding), refused before the key ' +
+    'is checked, without them. (`bad_request`: see 4XX.)', responseHeaders.invalid),
   401: errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired)', responseHeaders.uncounted),
   403: errorResponse('`forbidden`: the key belongs to another server', responseHeaders.counted),
   429: errorResponse("`rate_limited`: the key's plan limit, or too many failed authentications from the client's address", responseHeaders.rateLimited),
