@@ -11,7 +11,7 @@ import redisPlugin from './plugins/redis.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import openapiPlugin from './plugins/openapi.js'
-import docsPagePlugin from './plugins/docs-page.js'
+import docsPagePlugin, { uncompressedDocsAssets } from './plugins/docs-page.js'
 import compress from '@fastify/compress'
 import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './plugins/lifecycle.js'
@@ -38,6 +38,8 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(corsPlugin)
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
+  // Before compress, which settles each route's compression when the route is added.
+  fastify.addHook('onRoute', uncompressedDocsAssets)
   // Bodies the read routes do not compress themselves (the OpenAPI document, say).
   await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)

@@ -46,6 +46,18 @@ t.test('every asset the page loads is served, with its type', async (t) => {
   t.equal((await app.inject({ url: '/api/v1/docs/json' })).body, (await app.inject({ url: '/api/v1/openapi.json' })).body, 'the same document')
 })
 
+t.test('assets are sent as they are, not compressed on every request, and revalidate with 304', async (t) => {
+  const url = '/api/v1/docs/static/swagger-ui-bundle.js'
+  const res = await app.inject({ url, headers: { 'accept-encoding': 'br, gzip' } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-encoding'], undefined, 'no CPU spent compressing 1.7 MB for a request with no key')
+  t.ok(res.rawPayload.length > 1_000_000)
+  const again = await app.inject({ url, headers: { 'accept-encoding': 'br, gzip', 'if-none-match': String(res.headers.etag) } })
+  t.equal(again.statusCode, 304, 'a browser revalidates it instead')
+  const document = await app.inject({ url: '/api/v1/openapi.json', headers: { 'accept-encoding': 'br' } })
+  t.equal(document.headers['content-encoding'], 'br', 'the document itself is still compressed')
+})
+
 t.test("the page's CSP lets it run (its own scripts, inline styles, data: images) and nothing more", async (t) => {
   for (const url of ['/api/v1/docs', '/api/v1/docs/static/swagger-ui-bundle.js', '/api/v1/docs/json']) {
     const res = await app.inject({ url })
