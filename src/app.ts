@@ -16,15 +16,18 @@ import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
+import docsPagePlugin, { uncompressedDocsAssets } from './plugins/docs-page.js'
 import compress from '@fastify/compress'
 import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './plugins/lifecycle.js'
 import underPressurePlugin from './plugins/under-pressure.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
+import corsPlugin from './plugins/cors.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
 import { httpServerOptions } from './http/server-options.js'
+import { REQUEST_ID_PATTERN } from './schemas/headers.js'
 
 export interface AppOptions {
   config: Config
@@ -39,18 +42,24 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(slidingWindowPlugin)
   await fastify.register(errorHandler)
   await fastify.register(securityHeadersPlugin)
+  // Before the hooks that can refuse a request (shutdown, load shedding, the API's own), so a
+  // page can read their answers.
+  await fastify.register(corsPlugin)
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
+  // Before compress, which settles each route's compression when the route is added.
+  fastify.addHook('onRoute', uncompressedDocsAssets)
   // Bodies the read routes do not compress themselves (the OpenAPI document, say).
   await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)
   await fastify.register(metricsPlugin)
   await fastify.register(openapiPlugin)
+  await fastify.register(docsPagePlugin)
   await fastify.register(healthRoutes)
   await fastify.register(apiRoutes, { prefix: '/api/v1' })
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
@@ -66,8 +75,9 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     // Errors raised before routing (a malformed URL) bypass the error handler: same shape here.
-    frameworkErrors: (error, _request, reply) => {
-      sendError(reply, 'invalid_parameter', error.message)
+    // (They come before the onRequest hook below, so the request id is set here too.)
+    frameworkErrors: (error, request, reply) => {
+      sendError(reply.header('x-request-id', request.id), 'invalid_parameter', error.message)
     },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()

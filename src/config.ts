@@ -39,7 +39,10 @@ export const ConfigSchema = Type.Object({
   maxInFlight: PositiveInteger('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance; 0 never', 256, 0, 1_000_000),
   maxHeapUsedPercent: PositiveInteger("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit; 0 never", 90, 0, 100),
   outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000),
-  metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off' }))
+  metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off' })),
+  corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+    default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'
+  })
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>
@@ -66,7 +69,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   maxInFlight: 'MAX_IN_FLIGHT',
   maxHeapUsedPercent: 'MAX_HEAP_USED_PERCENT',
   outageLogIntervalMs: 'OUTAGE_LOG_INTERVAL_MS',
-  metricsPort: 'METRICS_PORT'
+  metricsPort: 'METRICS_PORT',
+  corsOrigins: 'CORS_ORIGINS'
 }
 
 export class ConfigError extends Error {}
@@ -85,10 +89,21 @@ function isProxySpec (text: string): boolean {
   return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))
 }
 
+/** An origin as browsers send it: scheme, host and port (when not the default), lowercase, nothing more. */
+function isOrigin (text: string): boolean {
+  if (text === '*') return true
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === text
+  } catch {
+    return false
+  }
+}
+
 /** Problems the schema cannot express, each a sentence naming the variable. */
 function semanticProblems (input: Record<string, unknown>): string[] {
   const problems: string[] = []
-  const { redisUrl, trustProxy } = input
+  const { redisUrl, trustProxy, corsOrigins } = input
   if (typeof redisUrl === 'string' && !redisUrl.split(',').every((url) => /^rediss?:\/\/[^\s/]/.test(url.trim()))) {
     problems.push('REDIS_URL must be redis://[user:password@]host:port[/db] or rediss://… (comma-separated seeds for a cluster)')
   }
@@ -97,6 +112,13 @@ function semanticProblems (input: Record<string, unknown>): string[] {
     const bad = trustProxy.filter((entry) => typeof entry !== 'string' || !isProxySpec(entry))
     if (bad.length > 0) {
       problems.push(`TRUST_PROXY must be false, a hop count, or comma-separated addresses and CIDRs of proxies (not ${bad.map((b) => JSON.stringify(b)).join(', ')})`)
+    }
+  }
+  if (Array.isArray(corsOrigins)) {
+    const bad = corsOrigins.filter((entry) => typeof entry !== 'string' || !isOrigin(entry))
+    if (bad.length > 0) {
+      problems.push('CORS_ORIGINS must be * or comma-separated origins such as https://dash.example.com: scheme and host, ' +
+        `in lowercase, and a port only if not the default; no path, no trailing slash (not ${bad.map((b) => JSON.stringify(b)).join(', ')})`)
     }
   }
   return problems
@@ -142,6 +164,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       }
     } else if (field === 'trustProxy') {
       input[field] = parseTrustProxy(raw)
+    } else if (field === 'corsOrigins') {
+      input[field] = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
     } else {
       input[field] = raw
     }

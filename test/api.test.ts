@@ -305,33 +305,6 @@ t.test('readyz is 503 while Redis is unreachable and 200 again after', async (t)
   t.equal(status, 200, 'recovers by itself')
 })
 
-t.test('the OpenAPI document is generated from the route schemas', async (t) => {
-  const { app } = await withKey(t)
-  const { status, body } = await get(app, '/api/v1/openapi.json')
-  t.equal(status, 200)
-  t.match(body.openapi, /^3\./)
-  const leaderboard = body.paths['/api/v1/servers/{guild_id}/leaderboard'].get
-  const limit = leaderboard.parameters.find((p: { name: string }) => p.name === 'limit')
-  t.match(limit, { in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } })
-  t.same(Object.keys(leaderboard.responses).sort(), ['200', '400', '401', '403', '429', '500', '503'])
-  t.ok(body.paths['/api/v1/servers/{guild_id}/members/{user_id}'].get.responses['404'])
-  t.ok(body.paths['/api/v1/servers/{guild_id}/stats'].get)
-  const period = leaderboard.parameters.find((p: { name: string }) => p.name === 'period')
-  t.match(period, { in: 'query', required: false, schema: { enum: ['all', 'week', 'month', 'last_week', 'last_month'], default: 'all' } })
-  const around = body.paths['/api/v1/servers/{guild_id}/members/{user_id}/around'].get
-  t.match(around, { operationId: 'getLeaderboardAroundMember', security: [{ apiKey: [] }] })
-  t.match(around.parameters.find((p: { name: string }) => p.name === 'radius'), { schema: { type: 'integer', minimum: 0, maximum: 50, default: 5 } })
-  t.same(Object.keys(around.responses).sort(), ['200', '400', '401', '403', '404', '429', '500', '503'])
-  const list = body.paths['/api/v1/servers/{guild_id}/members'].get
-  t.match(list, { operationId: 'getMembers', security: [{ apiKey: [] }] })
-  t.match(list.parameters.find((p: { name: string }) => p.name === 'ids'), { in: 'query', required: true })
-  t.match(list.responses['200'].content['application/json'].schema.properties, { data: { type: 'array' }, missing: { type: 'array' } })
-  t.match(body.paths['/api/v1/servers/{guild_id}/members/{user_id}'].get.responses['200'].content['application/json'].schema.properties, {
-    weekly_xp: { type: 'integer' }, monthly_xp: { type: 'integer' }, level_progress: { type: 'object' }
-  })
-  t.same(body.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' })
-})
-
 t.test('over a real socket: JSON, request id, and logs that carry the key id but never the key', async (t) => {
   const lines: string[] = []
   const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })

@@ -19,7 +19,8 @@ t.test('defaults when nothing is set', async (t) => {
     shutdownDrainMs: 5000,
     maxEventLoopDelayMs: 50,
     maxHeapUsedPercent: 90,
-    outageLogIntervalMs: 30_000
+    outageLogIntervalMs: 30_000,
+    corsOrigins: []
   })
   t.equal(config.redisUrl, undefined, 'no REDIS_URL means the local demo Redis')
 })
@@ -58,6 +59,18 @@ t.test('TRUST_PROXY takes false, a hop count, or proxies\' addresses and CIDRs',
   t.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false, 'no hops: trust nobody')
   t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
   t.same(loadConfig({ TRUST_PROXY: '::1,2001:db8::/32' }).trustProxy, ['::1', '2001:db8::/32'])
+})
+
+t.test('CORS_ORIGINS takes comma-separated origins, or *; unset or empty means CORS off', async (t) => {
+  t.same(loadConfig({ CORS_ORIGINS: 'https://dash.example.com, http://localhost:5173,' }).corsOrigins, ['https://dash.example.com', 'http://localhost:5173'])
+  t.same(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*'])
+  t.same(loadConfig({ CORS_ORIGINS: '' }).corsOrigins, [])
+  t.same(loadConfig({ CORS_ORIGINS: ' , ' }).corsOrigins, [])
+  for (const origin of ['https://dash.example.com/', 'https://dash.example.com/app', 'HTTPS://Dash.example.com', 'https://dash.example.com:443', 'dash.example.com', 'ftp://files.example.com', 'null']) {
+    t.throws(() => loadConfig({ CORS_ORIGINS: `http://localhost:5173,${origin}` }), {
+      message: `invalid configuration: CORS_ORIGINS must be * or comma-separated origins such as https://dash.example.com: scheme and host, in lowercase, and a port only if not the default; no path, no trailing slash (not ${JSON.stringify(origin)})`
+    }, origin)
+  }
 })
 
 t.test('a bad value stops the start with a message naming the variable', async (t) => {

@@ -6,23 +6,25 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { SECURITY_HEADERS } from '../plugins/security-headers.js'
+import { type ErrorCode, STATUS_BY_CODE } from './error-codes.js'
 
 interface ClientError extends Error {
   code?: string
 }
 
-function classify (err: ClientError): { status: number, code: string, message: string } {
+function classify (err: ClientError): { code: ErrorCode, message: string } {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { status: 408, code: 'request_timeout', message: 'the request was not received in time' }
+    return { code: 'request_timeout', message: 'the request was not received in time' }
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, code: 'headers_too_large', message: 'the request line and headers exceed 16 KiB' }
+    return { code: 'headers_too_large', message: 'the request line and headers exceed 16 KiB' }
   }
-  return { status: 400, code: 'bad_request', message: 'malformed HTTP request' }
+  return { code: 'bad_request', message: 'malformed HTTP request' }
 }
 
 /** The raw response: status line, headers and the JSON body, then the connection closes. */
-export function rawErrorResponse (status: number, code: string, message: string): string {
+export function rawErrorResponse (code: ErrorCode, message: string): string {
+  const status = STATUS_BY_CODE[code]
   const error = STATUS_CODES[status] ?? 'Error'
   const body = JSON.stringify({ statusCode: status, error, code, message })
   const headers = {
@@ -38,9 +40,10 @@ export function rawErrorResponse (status: number, code: string, message: string)
 export function clientErrorHandler (this: FastifyInstance, err: ClientError, socket: Socket): void {
   // A reset connection has nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const { status, code, message } = classify(err)
+  const { code, message } = classify(err)
+  const status = STATUS_BY_CODE[code]
   // Debug only: these are cheap for anyone to cause, and a line each would be a log flood.
   this.log.debug({ code: err.code, status }, 'client error')
-  if (socket.writable) socket.write(rawErrorResponse(status, code, message))
+  if (socket.writable) socket.write(rawErrorResponse(code, message))
   socket.destroy()
 }

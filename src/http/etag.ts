@@ -28,9 +28,13 @@ export function bodyDependsOnDay (request: FastifyRequest): boolean {
   return typeof perDay === 'function' ? perDay(request) : perDay === true
 }
 
-/** Keep the answer, but ask again before using it; it varies with the accepted encodings. */
+/**
+ * Keep the answer, but ask again before using it; it varies with the accepted encodings (added
+ * to a Vary already set, such as CORS's `Origin`).
+ */
 export function cacheHeaders (reply: FastifyReply): FastifyReply {
-  return reply.header('cache-control', 'private, no-cache').header('vary', 'accept-encoding')
+  const vary = reply.getHeader('vary')
+  return reply.header('cache-control', 'private, no-cache').header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
 }
 
 /** A 304 for a request whose If-None-Match holds `matched` (as `matchingTag` returned it). */

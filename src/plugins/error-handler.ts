@@ -6,25 +6,10 @@ import { STATUS_CODES } from 'node:http'
 import { LeaderboardError, RateLimitedError, ServiceUnavailableError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { validationMessage } from '../schemas/messages.js'
-
-export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
-  bad_request: 400,
-  invalid_parameter: 400,
-  missing_api_key: 401,
-  invalid_api_key: 401,
-  forbidden: 403,
-  member_not_found: 404,
-  not_found: 404,
-  request_timeout: 408,
-  payload_too_large: 413,
-  rate_limited: 429,
-  headers_too_large: 431,
-  internal_error: 500,
-  service_unavailable: 503
-}
+import { type ErrorCode, isErrorCode, STATUS_BY_CODE } from '../http/error-codes.js'
 
 /** The contract's code for an HTTP-layer status Fastify or Node raised. */
-const CODE_BY_STATUS: Readonly<Record<number, string>> = {
+const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   404: 'not_found',
   408: 'request_timeout',
   413: 'payload_too_large',
@@ -36,8 +21,8 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
 export const OVERLOAD_RETRY_AFTER_SECONDS = 2
 
 /** Sends the contract's error body for `code`. */
-export function sendError (reply: FastifyReply, code: string, message: string): FastifyReply {
-  const statusCode = STATUS_BY_CODE[code] ?? 500
+export function sendError (reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+  const statusCode = STATUS_BY_CODE[code]
   return reply.code(statusCode).type('application/json; charset=utf-8').send({
     statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message
   })
@@ -51,7 +36,7 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError) {
       reply.header('retry-after', error.retryAfterSeconds)
     }
-    if (error instanceof LeaderboardError && error.code in STATUS_BY_CODE) {
+    if (error instanceof LeaderboardError && isErrorCode(error.code)) {
       return sendError(reply, error.code, error.message)
     }
     const unavailable = redisUnavailability(error, fastify.redisClient)

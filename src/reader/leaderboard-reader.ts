@@ -13,18 +13,18 @@ import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods
 import { MemberNotFoundError } from '../errors.js'
 import { formatMultiplier } from '../validation.js'
 import type { Static } from 'typebox'
-import type { AroundResponse, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardResponse } from '../schemas/leaderboard.js'
-import type { MemberRecord as MemberRecordSchema, MembersResponse } from '../schemas/member.js'
+import type { AroundPage, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardPage as LeaderboardPageSchema } from '../schemas/leaderboard.js'
+import type { MemberList as MemberListSchema, MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
 
 const DAY_MS = 86_400_000
 const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 
 export type LeaderboardEntry = Static<typeof LeaderboardEntrySchema>
-export type LeaderboardPage = Static<typeof LeaderboardResponse>
+export type LeaderboardPage = Static<typeof LeaderboardPageSchema>
 export type MemberRecord = Static<typeof MemberRecordSchema>
-export type MemberList = Static<typeof MembersResponse>
-export type Around = Static<typeof AroundResponse>
+export type MemberList = Static<typeof MemberListSchema>
+export type Around = Static<typeof AroundPage>
 export type GuildStats = Static<typeof GuildStatsSchema>
 
 /** A read with the server's data version it was made at ("0": the server has never been written). */

@@ -2,21 +2,21 @@
 // whenever API requests would be: while draining for shutdown, and while Redis cannot serve
 // them (a write probe, see redis/health.ts, since OOM refuses writes and answers PING).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
-import { ErrorResponse } from '../schemas/common.js'
+import { livenessResponses, readinessResponses } from '../schemas/health.js'
 import { ServiceUnavailableError } from '../errors.js'
 
-const Status = Type.Object({ status: Type.Literal('ok') }, { description: 'Healthy' })
+// No API key: the document's default security does not apply here.
+const security: Array<Record<string, string[]>> = []
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/healthz', {
-    schema: { tags: ['service'], summary: 'Liveness: the process serves requests', response: { 200: Status } },
+    schema: { operationId: 'getHealth', tags: ['service'], summary: 'Liveness: the process serves requests', security, response: livenessResponses },
     // Never shed: an overloaded instance is alive, and an orchestrator must not restart it.
     config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {
-    schema: { tags: ['service'], summary: 'Readiness: not shutting down, and Redis serves', response: { 200: Status, 503: ErrorResponse } }
+    schema: { operationId: 'getReadiness', tags: ['service'], summary: 'Readiness: not shutting down, and Redis serves', security, response: readinessResponses }
   }, async () => {
     if (fastify.lifecycle.draining) throw new ServiceUnavailableError('this instance is shutting down', 1)
     const { redisHealth } = fastify

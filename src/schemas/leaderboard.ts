@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { ErrorResponse, errorResponses } from './common.js'
+import { named, ref } from './common.js'
+import { errorResponses, memberNotFound, readResponses } from './responses.js'
 import { PERIODS } from '../periods/periods.js'
 
 export const LIMIT_DEFAULT = 10
@@ -15,33 +16,40 @@ export const LeaderboardQuery = Type.Object({
     description: 'Rank by XP gained in this period: all time (default), the current or the previous ISO week (from Monday 00:00 UTC), the current or the previous UTC calendar month'
   })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, description: 'Entries per page' })),
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1, description: 'Page number: ranks (page-1)*limit+1 .. page*limit' }))
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1, description: 'Page number: ranks `(page-1)*limit+1` to `page*limit`' }))
 })
 
-export const LeaderboardEntry = Type.Object({
-  rank: Type.Integer({ minimum: 1, description: '1-based position by XP descending, ties by user_id ascending' }),
-  user_id: Type.String(),
+export const LeaderboardEntry = named('LeaderboardEntry', Type.Object({
+  rank: Type.Integer({ minimum: 1, description: '1-based position by XP descending, ties by user_id ascending as numbers' }),
+  user_id: Type.String({ examples: ['1100000000000012345'] }),
   username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
   level: Type.Integer({ minimum: 0 }),
   xp: Type.Integer({ minimum: 0, description: 'XP; on a period board, the XP gained in that period' })
-})
+}, { description: 'A ranked member' }))
 
-export const LeaderboardResponse = Type.Object({
-  data: Type.Array(LeaderboardEntry),
+export const LeaderboardPage = named('LeaderboardPage', Type.Object({
+  data: Type.Array(ref(LeaderboardEntry)),
   total: Type.Integer({ minimum: 0, description: 'Number of ranked members; on a period board, members with XP gained in the period' }),
-  page: Type.Integer({ minimum: 1 })
-}, { description: 'One page of the leaderboard' })
+  page: Type.Integer({ minimum: 1, description: 'The requested page (past the end: data is empty)' })
+}, { description: 'One page of the leaderboard' }))
 
-export const leaderboardResponses = { 200: LeaderboardResponse, ...errorResponses }
+export const leaderboardResponses = {
+  ...readResponses(LeaderboardPage, 'One page of the leaderboard'),
+  ...errorResponses
+}
 
 export const AroundQuery = Type.Object({
   radius: Type.Optional(Type.Integer({ minimum: 0, maximum: RADIUS_MAX, default: RADIUS_DEFAULT, description: 'Ranks on each side of the member' }))
 })
 
-export const AroundResponse = Type.Object({
-  data: Type.Array(LeaderboardEntry, { description: 'Ranks max(1, rank - radius) .. min(total, rank + radius)' }),
+export const AroundPage = named('AroundPage', Type.Object({
+  data: Type.Array(ref(LeaderboardEntry), { description: 'Ranks max(1, rank - radius) .. min(total, rank + radius)' }),
   total: Type.Integer({ minimum: 1, description: 'Number of ranked members' }),
   rank: Type.Integer({ minimum: 1, description: "The member's rank" })
-}, { description: 'The leaderboard around one member' })
+}, { description: 'The leaderboard around one member' }))
 
-export const aroundResponses = { 200: AroundResponse, 404: ErrorResponse, ...errorResponses }
+export const aroundResponses = {
+  ...readResponses(AroundPage, 'The leaderboard around the member'),
+  ...memberNotFound,
+  ...errorResponses
+}

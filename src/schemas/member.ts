@@ -1,8 +1,9 @@
 import { Type } from 'typebox'
-import { ErrorResponse, errorResponses } from './common.js'
+import { named, ref } from './common.js'
+import { errorResponses, memberNotFound, readResponses } from './responses.js'
 
-export const MemberRecord = Type.Object({
-  user_id: Type.String(),
+export const MemberRecord = named('MemberRecord', Type.Object({
+  user_id: Type.String({ examples: ['1100000000000000777'] }),
   username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
   level: Type.Integer({ minimum: 0 }),
   xp: Type.Integer({ minimum: 0 }),
@@ -11,16 +12,20 @@ export const MemberRecord = Type.Object({
   last_daily_claim: Type.Union([
     Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' }),
     Type.Null()
-  ]),
+  ], { description: 'When the member last claimed its daily reward; null if never' }),
   weekly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current ISO week (from Monday 00:00 UTC)' }),
   monthly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current UTC calendar month' }),
   level_progress: Type.Object({
     xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
     required: Type.Integer({ minimum: 1, description: 'XP the current level takes to complete (from level to level + 1)' })
   })
-}, { description: "The member's record" })
+}, { description: "A member's record" }))
 
-export const memberResponses = { 200: MemberRecord, 404: ErrorResponse, ...errorResponses }
+export const memberResponses = {
+  ...readResponses(MemberRecord, "The member's record"),
+  ...memberNotFound,
+  ...errorResponses
+}
 
 export const IDS_MAX = 100
 
@@ -32,9 +37,12 @@ export const MembersQuery = Type.Object({
   })
 })
 
-export const MembersResponse = Type.Object({
-  data: Type.Array(MemberRecord, { description: 'The records of the requested ids that are members, in the requested order' }),
+export const MemberList = named('MemberList', Type.Object({
+  data: Type.Array(ref(MemberRecord), { description: 'The records of the requested ids that are members, in the requested order' }),
   missing: Type.Array(Type.String(), { description: 'The requested ids that are not members, in the requested order' })
-}, { description: 'Several members at once' })
+}, { description: 'Several members at once' }))
 
-export const membersResponses = { 200: MembersResponse, ...errorResponses }
+export const membersResponses = {
+  ...readResponses(MemberList, 'The records of the requested members'),
+  ...errorResponses
+}

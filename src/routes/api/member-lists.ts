@@ -2,12 +2,11 @@
 // in one request (counted once). Served like the others, through src/plugins/reads.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
+import { ReadRequestHeaders } from '../../schemas/headers.js'
 import { AroundQuery, aroundResponses, RADIUS_DEFAULT } from '../../schemas/leaderboard.js'
 import { IDS_MAX, MembersQuery, membersResponses } from '../../schemas/member.js'
 import { distinctIds, plainIntegers } from '../../schemas/messages.js'
 import { MemberNotFoundError } from '../../errors.js'
-
-const security = [{ apiKey: [] }]
 
 const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { leaderboard } = fastify
@@ -17,9 +16,9 @@ const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'getLeaderboardAroundMember',
       tags: ['leaderboard'],
       summary: 'The members ranked just above and below one member',
-      security,
       params: MemberParams,
       querystring: AroundQuery,
+      headers: ReadRequestHeaders,
       response: aroundResponses
     },
     preValidation: plainIntegers(['radius']),
@@ -39,9 +38,9 @@ const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'getMembers',
       tags: ['members'],
       summary: `Up to ${IDS_MAX} members' records at once`,
-      security,
       params: GuildParams,
       querystring: MembersQuery,
+      headers: ReadRequestHeaders,
       response: membersResponses
     },
     preValidation: distinctIds('ids', IDS_MAX),

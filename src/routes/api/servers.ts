@@ -2,24 +2,24 @@
 // response in the cache and the read that makes it; src/plugins/reads.ts does the rest.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
+import { ReadRequestHeaders } from '../../schemas/headers.js'
 import { LIMIT_DEFAULT, LeaderboardQuery, leaderboardResponses } from '../../schemas/leaderboard.js'
 import { memberResponses } from '../../schemas/member.js'
 import { statsResponses } from '../../schemas/stats.js'
 import { plainIntegers } from '../../schemas/messages.js'
 import { MemberNotFoundError } from '../../errors.js'
 
-const security = [{ apiKey: [] }]
-
 const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { leaderboard } = fastify
 
   fastify.get('/servers/:guild_id/leaderboard', {
     schema: {
+      operationId: 'getLeaderboard',
       tags: ['leaderboard'],
       summary: 'Members ranked by XP (all time, or gained in a week or month), a page at a time',
-      security,
       params: GuildParams,
       querystring: LeaderboardQuery,
+      headers: ReadRequestHeaders,
       response: leaderboardResponses
     },
     preValidation: plainIntegers(['limit', 'page']),
@@ -36,10 +36,11 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/servers/:guild_id/members/:user_id', {
     schema: {
+      operationId: 'getMember',
       tags: ['members'],
       summary: "One member's XP, level and progress, rank, daily streak, and XP this week and month",
-      security,
       params: MemberParams,
+      headers: ReadRequestHeaders,
       response: memberResponses
     },
     config: { etagPerDay: true },
@@ -55,10 +56,11 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/servers/:guild_id/stats', {
     schema: {
+      operationId: 'getStats',
       tags: ['stats'],
       summary: 'Member count, total XP, average level and curve settings',
-      security,
       params: GuildParams,
+      headers: ReadRequestHeaders,
       response: statsResponses
     },
     compress: false

@@ -1,0 +1,10 @@
+// The named schemas: each is added once with fastify.addSchema (plugins/openapi.ts), so routes
+// refer to it by `$ref` and the OpenAPI document lists it under its `$id` in components.schemas.
+// A schema referred to by another must be here too.
+import { ApiError } from './common.js'
+import { AroundPage, LeaderboardEntry, LeaderboardPage } from './leaderboard.js'
+import { MemberList, MemberRecord } from './member.js'
+import { GuildStats } from './stats.js'
+import { HealthStatus } from './health.js'
+
+export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, ApiError, HealthStatus]
