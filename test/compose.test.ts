@@ -163,6 +163,17 @@ t.test('api: built here, on PORT (3000 unless set) for the mapping, the server a
   t.ok(dependsOnHealthyRedis(api), 'starts once redis is healthy')
 })
 
+t.test('api: CORS_ORIGINS and METRICS_PORT pass through from the environment, empty (off) unless set', async (t) => {
+  const unset = envOf(composeWith({}).services?.api ?? {})
+  t.equal(unset.CORS_ORIGINS, '')
+  t.equal(unset.METRICS_PORT, '')
+  const set = envOf(composeWith({ CORS_ORIGINS: 'https://dash.example', METRICS_PORT: '9464' }).services?.api ?? {})
+  t.equal(set.CORS_ORIGINS, 'https://dash.example')
+  t.equal(set.METRICS_PORT, '9464')
+  t.notOk((composeWith({ METRICS_PORT: '9464' }).services?.api?.ports ?? []).some((p) => String(typeof p === 'object' ? p.published : p).includes('9464')),
+    'the metrics port is not published on the host')
+})
+
 t.test('seed: a one-shot run of the CLI demo command on the same build', async (t) => {
   t.same(seed.build, api.build, 'same build as api')
   t.match(redisUrlFromCommand(seed).runs, /^node dist\/cli\/main\.js demo(\s|$)/, 'runs the CLI demo command')
