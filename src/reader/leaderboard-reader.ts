@@ -42,6 +42,26 @@ export function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
 }
 
+/**
+ * Leaderboard entries from a read script's parallel lists, ranked from `firstRank`: board
+ * members, the XP that sets each level, records, and the XP shown (a period's, or the same).
+ */
+function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], xps: readonly Reply[],
+  records: ReadonlyArray<string | null | undefined>, shownXps: readonly Reply[] = xps): LeaderboardEntry[] {
+  const data: LeaderboardEntry[] = new Array(members.length)
+  for (let i = 0; i < members.length; i++) {
+    const userId = userIdFromBoardMember(members[i] as string)
+    data[i] = {
+      rank: firstRank + i,
+      user_id: userId,
+      username: usernameOfRecord(records[i]) ?? userId,
+      level: levelForXp(curve, Number(xps[i] ?? 0)),
+      xp: Number(shownXps[i])
+    }
+  }
+  return data
+}
+
 /** round(sum / count), halves up, in exact integer arithmetic. */
 export function averageRoundedHalfUp (sum: bigint, count: bigint): number {
   if (count === 0n) return 0
@@ -73,13 +93,7 @@ export class LeaderboardReader {
     const start = (page - 1) * limit
     const [version, total, curveReply, members, xps, records] =
       await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + limit - 1)
-    const curve = curveOf(curveReply)
-    const data: LeaderboardEntry[] = new Array(members.length)
-    for (let i = 0; i < members.length; i++) {
-      const userId = userIdFromBoardMember(members[i] as string)
-      const xp = Number(xps[i])
-      data[i] = { rank: start + i + 1, user_id: userId, username: usernameOfRecord(records[i]) ?? userId, level: levelForXp(curve, xp), xp }
-    }
+    const data = toEntries(start + 1, curveOf(curveReply), members, xps, records)
     return { version: version ?? '0', value: { data, total: Number(total), page } }
   }
 
@@ -99,18 +113,7 @@ export class LeaderboardReader {
         return periodRead(reply)
       })
     this.clock.observe(nowMs)
-    const curve = curveOf(curveReply)
-    const data: LeaderboardEntry[] = new Array(members.length)
-    for (let i = 0; i < members.length; i++) {
-      const userId = userIdFromBoardMember(members[i] as string)
-      data[i] = {
-        rank: start + i + 1,
-        user_id: userId,
-        username: usernameOfRecord(records[i]) ?? userId,
-        level: levelForXp(curve, Number(xps[i] ?? 0)),
-        xp: Number(periodXps[i])
-      }
-    }
+    const data = toEntries(start + 1, curveOf(curveReply), members, xps, records, periodXps)
     return { version: version ?? '0', nowMs, value: { data, total: Number(total), page } }
   }
 
@@ -120,13 +123,7 @@ export class LeaderboardReader {
     const [version, total, curveReply, rank, first = 0, members = [], xps = [], records = []] =
       await this.redis.around(k.board, k.members, k.settings, k.version, boardMember(userId), radius)
     if (rank === null) return { version: version ?? '0', value: null }
-    const curve = curveOf(curveReply)
-    const data: LeaderboardEntry[] = new Array(members.length)
-    for (let i = 0; i < members.length; i++) {
-      const id = userIdFromBoardMember(members[i] as string)
-      const xp = Number(xps[i])
-      data[i] = { rank: first + i + 1, user_id: id, username: usernameOfRecord(records[i]) ?? id, level: levelForXp(curve, xp), xp }
-    }
+    const data = toEntries(first + 1, curveOf(curveReply), members, xps, records)
     return { version: version ?? '0', value: { data, total: Number(total), rank: rank + 1 } }
   }
 
