@@ -35,8 +35,29 @@ export class RequestLogController extends LogController {
     // Through the root logger, with the request id: the request's own child is made lazily.
     const log = request.server.log
     if (error !== null && error !== undefined) log.error({ reqId: request.id, ...line, err: error }, 'request')
-    else log.info({ reqId: request.id, ...line }, 'request')
+    else if (infoEnabled(log)) accessLogger(log).info({ reqId: request.id, ...line }, 'request')
   }
+}
+
+function infoEnabled (log: FastifyBaseLogger): boolean {
+  return (pino.levels.values[log.level] ?? Infinity) <= (pino.levels.values.info as number)
+}
+
+const accessLoggers = new WeakMap<FastifyBaseLogger, pino.Logger>()
+
+/**
+ * The logger of a successful request's line: the root's stream, without its redaction. The
+ * line's fields are fixed and none is secret, and pino's redaction copies every object it is
+ * given: a fifth of the line's cost, which is a tenth of a cached read's.
+ */
+function accessLogger (root: FastifyBaseLogger): pino.Logger {
+  let logger = accessLoggers.get(root)
+  if (logger === undefined) {
+    const stream = (root as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]
+    logger = pino({ level: 'info' }, stream)
+    accessLoggers.set(root, logger)
+  }
+  return logger
 }
 
 type Bindings = Parameters<FastifyBaseLogger['child']>[0]

@@ -346,3 +346,23 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
   const errorLines = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.reqId === 'req-err-9')
   t.match(errorLines, [{ msg: 'unexpected error', level: 50 }, { msg: 'request', statusCode: 500 }])
 })
+
+t.test('at LOG_LEVEL=warn requests write no line of their own; an unexpected error still writes its line', async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const ctx = await buildTestApp(t, server.url)
+  const app = buildApp(ctx.config, { logger: { ...(loggerOptions('warn') as object), stream } })
+  t.teardown(async () => { await app.close() })
+  const created = await ctx.apiKeys.create({ guildId: GUILD, plan: 'starter' })
+  await ctx.writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  const ok = await app.inject({ url: `/api/v1/servers/${GUILD}/stats`, headers: { 'x-api-key': created.key, 'x-request-id': 'quiet-1' } })
+  t.equal(ok.statusCode, 200)
+  await ctx.redis.set(ctx.keys.guild(GUILD).board, 'not a sorted set')
+  const failed = await app.inject({ url: `/api/v1/servers/${GUILD}/members/1`, headers: { 'x-api-key': created.key, 'x-request-id': 'loud-1' } })
+  t.equal(failed.statusCode, 500)
+  await sleep(100) // a request's line is written when its response has finished, which may follow inject's answer
+  const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+  t.same(parsed.filter((l) => l.reqId === 'quiet-1'), [], 'no line for the 200')
+  t.same(parsed.filter((l) => l.msg === 'request'), [], 'no request line at all')
+  t.match(parsed, [{ reqId: 'loud-1', msg: 'unexpected error', level: 50 }], 'the 500 is logged, with its request id')
+})
