@@ -4,7 +4,7 @@ import t from 'tap'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
 import { DOCS_CSP } from '../src/plugins/docs-page.js'
-import { SECURITY_HEADERS } from '../src/plugins/security-headers.js'
+import { SECURITY_HEADERS } from '../src/http/security-headers.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })

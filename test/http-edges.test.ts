@@ -10,7 +10,7 @@ import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { buildApp } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
-import { SECURITY_HEADERS } from '../src/plugins/security-headers.js'
+import { SECURITY_HEADERS } from '../src/http/security-headers.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { SECURITY_HEADERS } from '../plugins/security-headers.js'
+import { SECURITY_HEADERS } from './security-headers.js'
 import { type ErrorCode, STATUS_BY_CODE } from './error-codes.js'
 
 interface ClientError extends Error {

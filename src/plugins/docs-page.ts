@@ -11,7 +11,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 export const DOCS_PREFIX = '/api/v1/docs'
 
 /**
- * Replaces, for the page and its assets, the API's `default-src 'none'` (plugins/security-
+ * Replaces, for the page and its assets, the API's `default-src 'none'` (http/security-
  * headers.ts): Swagger UI sets inline styles, draws icons from data: URIs and fetches the
  * document (and the calls of "Try it out") from this origin.
  */

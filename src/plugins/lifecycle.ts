@@ -34,12 +34,12 @@ export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   })
 
   // Callback hooks: every request passes here, and an async hook costs a promise each.
-  fastify.addHook('onRequest', (_request, _reply, done) => {
+  // One onRequest hook (no onSend): a request that comes while draining is answered with
+  // `connection: close`, so the client opens its next connection elsewhere.
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    if (!draining) { done(); return }
+    reply.header('connection', 'close')
     done(closing ? new ServiceUnavailableError('this instance is shutting down; retry', CLOSING_RETRY_AFTER_SECONDS) : undefined)
-  })
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (draining) reply.header('connection', 'close')
-    done(null, payload)
   })
   fastify.addHook('preClose', async () => {
     draining = true
