@@ -5,9 +5,13 @@
 // With a Redis URL, the "floor": the same route, after the Redis exchange the service makes for
 // a read it serves from its cache (the limiter's script, counting or, for a revalidation, only
 // reading, and the GET of the server's data version, together in one round trip), through the
-// service's own client and limiter. What the service costs beyond it is its own code.
+// service's own client and limiter, and with every header line the service sends (request id,
+// rate-limit, security and caching headers, as in one of its answers). What the service costs
+// beyond it is its own code; what the floor costs beyond the bare route, the contract's. With
+// `headers` instead of a Redis URL, the bare route with the service's header lines: what those
+// lines alone cost.
 //
-//   node --import tsx scripts/bench-bare-server.ts <fixtures.json> <port> [<redis url> <guild id>]
+//   node --import tsx scripts/bench-bare-server.ts <fixtures.json> <port> [headers | <redis url> <guild id>]
 import Fastify from 'fastify'
 import { readFileSync } from 'node:fs'
 import { createRedis } from '../src/redis/client.js'
@@ -22,12 +26,16 @@ export interface BareFixture {
   status: number
   /** Content headers of the service's answer (content-type, content-encoding, etag, vary...). */
   headers: Record<string, string>
+  /** Every header of that answer but the connection's own (date, connection, keep-alive, length): the floor's. */
+  allHeaders: Record<string, string>
   /** The body, base64. */
   body: string
 }
 
 const [fixturesFile, port, redisUrl, guildId] = process.argv.slice(2)
-if (fixturesFile === undefined || port === undefined) throw new Error('usage: bench-bare-server.ts <fixtures.json> <port> [<redis url> <guild id>]')
+if (fixturesFile === undefined || port === undefined) throw new Error('usage: bench-bare-server.ts <fixtures.json> <port> [headers | <redis url> <guild id>]')
+/** Whether answers carry every header line the service sends (the floor's, and the `headers` server's). */
+const allHeaders = redisUrl !== undefined
 const fixtures = JSON.parse(readFileSync(fixturesFile, 'utf8')) as BareFixture[]
 
 /** What tells fixtures of one path apart: a conditional request and the accepted encodings. */
@@ -41,7 +49,7 @@ fastify.get('/ready', async () => 'ready')
 
 /** The floor's Redis exchange for one request, or nothing for the bare route. */
 let exchange: ((revalidation: boolean) => Promise<unknown>) | undefined
-if (redisUrl !== undefined && guildId !== undefined) {
+if (redisUrl !== undefined && redisUrl !== 'headers' && guildId !== undefined) {
   const redis = createRedis({ url: redisUrl })
   const keys = new KeyBuilder()
   const window = new SlidingWindow(redis)
@@ -58,7 +66,7 @@ fastify.get('/*', (request, reply) => {
   const fixture = byKey.get(fixtureKey(request.url, request.headers))
   if (fixture === undefined) return reply.code(404).send()
   const send = (): void => {
-    reply.code(fixture.status).headers(fixture.headers)
+    reply.code(fixture.status).headers(allHeaders ? fixture.allHeaders : fixture.headers)
     reply.send(fixture.status === 304 ? undefined : fixture.bytes)
   }
   if (exchange === undefined) return send()

@@ -5,10 +5,13 @@
 //
 // It starts its own redis-server (AOF on, as deployed), seeds one server through the bulk write
 // path (timed: members/s), runs the built service (`node dist/server.js`, as users run it, at
-// LOG_LEVEL=info with its log discarded), the bare server and the "floor" (the bare route after
-// the Redis exchange the service makes per request) as child processes, and for each endpoint
-// runs autocannon against each in turn, twice. "floor ratio" is floor / bare: the most the
-// service's design could reach, since every request must ask Redis for its count and version. Redis CPU per request is INFO cpu
+// LOG_LEVEL=info with its log discarded), the bare server, the "headers" server (the bare route
+// with every header line the service sends: request id, rate limit, security and caching) and
+// the "floor" (that route after the Redis exchange the service makes per request) as child
+// processes (scripts/bench-bare-server.ts), and for each endpoint runs autocannon against each in
+// turn, twice. "headers ratio" is headers / bare: what the contract's header lines alone cost;
+// "floor ratio" is floor / bare: the most the service's design could reach, since every request
+// must ask Redis for its count and version and send those lines. Redis CPU per request is INFO cpu
 // (used_cpu_user_main_thread + used_cpu_sys_main_thread) after minus before a service run, over
 // the requests it answered. A second service runs with its response cache off, so every read
 // goes to Redis as it does right after a write (the "uncached" rows). On two cores the load
@@ -68,12 +71,16 @@ interface Run {
 interface Row {
   label: string
   service: Run
-  /** The bare route after the service's Redis exchange (see bench-bare-server.ts). */
+  /** The bare route with the service's header lines, after its Redis exchange (see bench-bare-server.ts). */
   floor: Run
+  /** The bare route with the service's header lines. */
+  headers: Run
   bare: Run
   ratio: number
-  /** floor / bare: the most the service could reach with its Redis exchange. */
+  /** floor / bare: the most the service could reach with its Redis exchange and header lines. */
   floorRatio: number
+  /** headers / bare: what the header lines alone leave. */
+  headersRatio: number
   redisUsPerRequest: number
   uncached?: Run & { redisUsPerRequest: number }
 }
@@ -205,8 +212,12 @@ async function main (cleanups: Cleanups): Promise<void> {
       const value = response.headers[name]
       if (typeof value === 'string') headers[name] = value
     }
+    const allHeaders: Record<string, string> = {}
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (typeof value === 'string' && !['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) allHeaders[name] = value
+    }
     const body = response.body
-    fixtures.push({ path: e.path, requestHeaders: e.headers ?? {}, status: response.status, headers, body: body.toString('base64') })
+    fixtures.push({ path: e.path, requestHeaders: e.headers ?? {}, status: response.status, headers, allHeaders, body: body.toString('base64') })
   }
   const fixturesFile = join(dir, 'fixtures.json')
   writeFileSync(fixturesFile, JSON.stringify(fixtures))
@@ -216,9 +227,12 @@ async function main (cleanups: Cleanups): Promise<void> {
   const floorPort = await freePort()
   const floorBase = `http://127.0.0.1:${floorPort}`
   await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(floorPort), server.url, GUILD], {}, `${floorBase}/ready`)
+  const headersPort = await freePort()
+  const headersBase = `http://127.0.0.1:${headersPort}`
+  await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(headersPort), 'headers'], {}, `${headersBase}/ready`)
 
-  console.log(`service, uncached service and bare route up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
-  for (const base of [serviceBase, uncachedBase, floorBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
+  console.log(`service, uncached service, floor, headers and bare routes up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
+  for (const base of [serviceBase, uncachedBase, floorBase, headersBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
 
   const only = args.only?.split(',').map((s) => s.trim()).filter((s) => s !== '')
   const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
@@ -227,6 +241,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     // Service and bare route take turns, twice, so that both see the same background load.
     const serviceRuns: Run[] = []
     const floorRuns: Run[] = []
+    const headersRuns: Run[] = []
     const bareRuns: Run[] = []
     let redisUs = 0
     for (let round = 0; round < ROUNDS; round++) {
@@ -234,13 +249,23 @@ async function main (cleanups: Cleanups): Promise<void> {
       serviceRuns.push(await cannon(serviceBase, e, SECONDS))
       redisUs += await redisCpuUs(redis) - before
       floorRuns.push(await cannon(floorBase, e, SECONDS))
+      headersRuns.push(await cannon(headersBase, e, SECONDS))
       bareRuns.push(await cannon(bareBase, e, SECONDS))
     }
     const service = combine(serviceRuns)
     const floor = combine(floorRuns)
+    const headers = combine(headersRuns)
     const bare = combine(bareRuns)
     const row: Row = {
-      label: e.label, service, floor, bare, ratio: service.rps / bare.rps, floorRatio: floor.rps / bare.rps, redisUsPerRequest: redisUs / service.requests
+      label: e.label,
+      service,
+      floor,
+      headers,
+      bare,
+      ratio: service.rps / bare.rps,
+      floorRatio: floor.rps / bare.rps,
+      headersRatio: headers.rps / bare.rps,
+      redisUsPerRequest: redisUs / service.requests
     }
     if (e.status === undefined) {
       const uncachedBefore = await redisCpuUs(redis)
@@ -250,12 +275,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     rows.push(row)
   }
 
-  console.log('| endpoint | service req/s | bare req/s | ratio | floor ratio | p50 / p99 ms | Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('| endpoint | service req/s | bare req/s | ratio | headers ratio | floor ratio | p50 / p99 ms | Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     const u = r.uncached
-    console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${fmt(r.floorRatio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
-      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.rps / r.bare.rps, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.bare.bad + (u?.bad ?? 0)} |`)
+    console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${fmt(r.headersRatio, 2)} | ${fmt(r.floorRatio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
+      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.rps / r.bare.rps, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + (u?.bad ?? 0)} |`)
   }
   const byLabel = (label: string): Row | undefined => rows.find((r) => r.label === label)
   const top = byLabel('leaderboard limit=100')
