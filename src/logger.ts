@@ -48,7 +48,8 @@ const accessLoggers = new WeakMap<FastifyBaseLogger, pino.Logger>()
 /**
  * The logger of a successful request's line: the root's stream, without its redaction. The
  * line's fields are fixed and none is secret, and pino's redaction copies every object it is
- * given: a fifth of the line's cost, which is a tenth of a cached read's.
+ * given: in a CPU profile of cached reads, about a third of the line's cost, which is itself
+ * about a tenth of the busy time.
  */
 function accessLogger (root: FastifyBaseLogger): pino.Logger {
   let logger = accessLoggers.get(root)
