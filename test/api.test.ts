@@ -305,13 +305,19 @@ t.test('readyz is 503 while Redis is unreachable and 200 again after', async (t)
   t.equal(status, 200, 'recovers by itself')
 })
 
-t.test('over a real socket: JSON, request id, and logs that carry the key id but never the key', async (t) => {
+/** An app (beside the test app's data) whose log lines are kept, at `level`, with a starter key. */
+async function appWithLogLines (t: Test, level: string) {
   const lines: string[] = []
   const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
   const ctx = await buildTestApp(t, server.url)
-  const app = buildApp(ctx.config, { logger: { ...(loggerOptions('info') as object), stream } })
+  const app = buildApp(ctx.config, { logger: { ...(loggerOptions(level) as object), stream } })
   t.teardown(async () => { await app.close() })
   const created = await ctx.apiKeys.create({ guildId: GUILD, plan: 'starter' })
+  return { ctx, app, lines, created }
+}
+
+t.test('over a real socket: JSON, request id, and logs that carry the key id but never the key', async (t) => {
+  const { ctx, app, lines, created } = await appWithLogLines(t, 'info')
   await ctx.writer.awardXp({ guildId: GUILD, userId: '1', xp: 10, username: 'Lin' })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
@@ -348,12 +354,7 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
 })
 
 t.test('at LOG_LEVEL=warn requests write no line of their own; an unexpected error still writes its line', async (t) => {
-  const lines: string[] = []
-  const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
-  const ctx = await buildTestApp(t, server.url)
-  const app = buildApp(ctx.config, { logger: { ...(loggerOptions('warn') as object), stream } })
-  t.teardown(async () => { await app.close() })
-  const created = await ctx.apiKeys.create({ guildId: GUILD, plan: 'starter' })
+  const { ctx, app, lines, created } = await appWithLogLines(t, 'warn')
   await ctx.writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
   const ok = await app.inject({ url: `/api/v1/servers/${GUILD}/stats`, headers: { 'x-api-key': created.key, 'x-request-id': 'quiet-1' } })
   t.equal(ok.statusCode, 200)
