@@ -38,6 +38,12 @@ export interface Versioned<T> {
 type Reply = string | number | null
 
 /** The curve a settings reply names, or the default. */
+/** A read about one member (its record, the ranks around it), or a 404 when the user is not a member. */
+export function memberFound<R extends { value: unknown }> (read: R, guildId: string, userId: string): R & { value: NonNullable<R['value']> } {
+  if (read.value === null || read.value === undefined) throw new MemberNotFoundError(guildId, userId)
+  return read as R & { value: NonNullable<R['value']> }
+}
+
 export function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
 }
@@ -98,9 +104,7 @@ export class LeaderboardReader {
   }
 
   async member (guildId: string, userId: string): Promise<MemberRecord> {
-    const { value } = await this.readMember(guildId, userId)
-    if (value === null) throw new MemberNotFoundError(guildId, userId)
-    return value
+    return memberFound(await this.readMember(guildId, userId), guildId, userId).value
   }
 
   async #readPeriodPage (guildId: string, page: number, limit: number, period: Exclude<Period, 'all'>): Promise<Versioned<LeaderboardPage>> {

@@ -6,7 +6,7 @@ import { ReadRequestHeaders } from '../../schemas/headers.js'
 import { AroundQuery, aroundResponses, RADIUS_DEFAULT } from '../../schemas/leaderboard.js'
 import { IDS_MAX, MembersQuery, membersResponses } from '../../schemas/member.js'
 import { distinctIds, plainIntegers } from '../../schemas/messages.js'
-import { MemberNotFoundError } from '../../errors.js'
+import { memberFound } from '../../reader/leaderboard-reader.js'
 
 const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { leaderboard } = fastify
@@ -26,11 +26,8 @@ const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { guild_id: guildId, user_id: userId } = request.params
     const { radius = RADIUS_DEFAULT } = request.query
-    return await fastify.serveRead(request, reply, `${guildId} around ${userId} ${radius}`, async () => {
-      const read = await leaderboard.readAround(guildId, userId, radius)
-      if (read.value === null) throw new MemberNotFoundError(guildId, userId)
-      return read
-    })
+    return await fastify.serveRead(request, reply, `${guildId} around ${userId} ${radius}`, async () =>
+      memberFound(await leaderboard.readAround(guildId, userId, radius), guildId, userId))
   })
 
   fastify.get('/servers/:guild_id/members', {

@@ -7,7 +7,7 @@ import { LIMIT_DEFAULT, LeaderboardQuery, leaderboardResponses } from '../../sch
 import { memberResponses } from '../../schemas/member.js'
 import { statsResponses } from '../../schemas/stats.js'
 import { plainIntegers } from '../../schemas/messages.js'
-import { MemberNotFoundError } from '../../errors.js'
+import { memberFound } from '../../reader/leaderboard-reader.js'
 
 const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { leaderboard } = fastify
@@ -47,11 +47,8 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     compress: false
   }, async (request, reply) => {
     const { guild_id: guildId, user_id: userId } = request.params
-    return await fastify.serveRead(request, reply, `${guildId} member ${userId}`, async () => {
-      const read = await leaderboard.readMember(guildId, userId)
-      if (read.value === null) throw new MemberNotFoundError(guildId, userId)
-      return read
-    })
+    return await fastify.serveRead(request, reply, `${guildId} member ${userId}`, async () =>
+      memberFound(await leaderboard.readMember(guildId, userId), guildId, userId))
   })
 
   fastify.get('/servers/:guild_id/stats', {
