@@ -24,7 +24,12 @@ export class RequestLogController extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    // Through the root logger, with the request id: the request's own child is made lazily.
+    const log = request.server.log
+    const failed = error !== null && error !== undefined
+    if (!failed && !infoEnabled(log)) return
     const line = {
+      reqId: request.id,
       method: request.method,
       route: request.routeOptions.url,
       statusCode: reply.statusCode,
@@ -32,10 +37,8 @@ export class RequestLogController extends LogController {
       guild: (request.params as { guild_id?: string } | undefined)?.guild_id,
       keyId: request.apiKey?.id
     }
-    // Through the root logger, with the request id: the request's own child is made lazily.
-    const log = request.server.log
-    if (error !== null && error !== undefined) log.error({ reqId: request.id, ...line, err: error }, 'request')
-    else if (infoEnabled(log)) accessLogger(log).info({ reqId: request.id, ...line }, 'request')
+    if (failed) log.error({ ...line, err: error }, 'request')
+    else accessLogger(log).info(line, 'request')
   }
 }
 
