@@ -7,7 +7,8 @@ import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { buildApp } from '../src/app.js'
 import { levelForXp } from '../src/levels/curves.js'
-import { loggerOptions } from '../src/logger.js'
+import { pino } from 'pino'
+import { loggerOptions, type RequestLine, writeRequestLine } from '../src/logger.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -351,6 +352,31 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
   t.equal(failed.status, 500)
   const errorLines = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.reqId === 'req-err-9')
   t.match(errorLines, [{ msg: 'unexpected error', level: 50 }, { msg: 'request', statusCode: 500 }])
+})
+
+t.test("a request's line, written as one string, is the line pino writes for the same fields", async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const logger = pino({ level: 'info' }, stream)
+  const cases: RequestLine[] = [
+    { reqId: 'req-1', method: 'GET', route: '/api/v1/servers/:guild_id/stats', statusCode: 200, ms: 1.25, guild: GUILD, keyId: 'abc' },
+    // Before routing or authentication: no route, a raw (decoded) guild id, no key.
+    { reqId: 'r"2\\', method: 'GET', route: undefined, statusCode: 401, ms: 0, guild: 'a"b\\c\u2028é\n', keyId: undefined }
+  ]
+  for (const line of cases) {
+    logger.info(line, 'request')
+    writeRequestLine(logger, line)
+  }
+  await sleep(10)
+  t.equal(lines.length, 4)
+  for (let i = 0; i < lines.length; i += 2) {
+    const [expected, written] = [lines[i] ?? '', lines[i + 1] ?? '']
+    t.ok(written.endsWith('}\n'), 'one line')
+    const [a, b] = [JSON.parse(expected) as Record<string, unknown>, JSON.parse(written) as Record<string, unknown>]
+    t.ok(typeof b.time === 'number' && Math.abs(Number(b.time) - Number(a.time)) < 1000, 'the time, in Unix ms')
+    t.same(Object.keys(b), Object.keys(a), 'the same fields in the same order')
+    t.same({ ...b, time: 0 }, { ...a, time: 0 }, 'the same values')
+  }
 })
 
 t.test('at LOG_LEVEL=warn requests write no line of their own; an unexpected error still writes its line', async (t) => {
