@@ -107,6 +107,37 @@ t.test('the ETag changes after every kind of write, and the body (cached or not)
   t.match(JSON.parse(before.get(`${API}/stats`)?.body ?? '{}'), { xp_curve: 'flat', xp_multiplier: 1.5 })
 })
 
+t.test('a URL served before is served again from the cache (before validation and the handler): the same answer, to its own server only', async (t) => {
+  const { apps: [a], key } = await fleet(t, 1)
+  const other = await a!.apiKeys.create({ guildId: '1200000000000000002', plan: 'professional' })
+  const varying = new Set(['x-request-id', 'date', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+  const stable = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !varying.has(name)))
+  for (const url of READS) {
+    for (const encoding of ['identity', 'gzip', 'br']) {
+      const headers = { 'x-api-key': key, 'accept-encoding': encoding }
+      const [first, second, third] = [await get(a!.app, url, headers), await get(a!.app, url, headers), await get(a!.app, url, headers)]
+      t.equal(first.statusCode, 200, url)
+      for (const again of [second, third]) {
+        t.equal(again.statusCode, 200)
+        t.ok(again.rawPayload.equals(first.rawPayload), `${url} (${encoding}): the same bytes`)
+        t.same(stable(again.headers), stable(first.headers), `${url} (${encoding}): the same headers`)
+      }
+      const revalidated = await get(a!.app, url, { ...headers, 'if-none-match': String(first.headers.etag) })
+      t.equal(revalidated.statusCode, 304, `${url}: a 304 for the tag`)
+    }
+    const foreign = await get(a!.app, url, { 'x-api-key': other.key })
+    t.equal(foreign.statusCode, 403, `${url}: another server's key is still refused`)
+    t.equal(foreign.json().code, 'forbidden')
+  }
+  const spelled = await get(a!.app, `${API}/leaderboard?page=1&limit=10`, { 'x-api-key': key })
+  t.equal(spelled.body, (await get(a!.app, `${API}/leaderboard`, { 'x-api-key': key })).body, 'another spelling of a served read: the same body')
+  const invalid = await get(a!.app, `${API}/leaderboard?limit=abc`, { 'x-api-key': key })
+  t.equal(invalid.statusCode, 400, 'an invalid URL is still refused')
+  await a!.writer.awardXp({ guildId: GUILD, userId: '11', xp: 100_000 })
+  const after = await get(a!.app, `${API}/leaderboard`, { 'x-api-key': key })
+  t.equal(after.json().data[0].user_id, '11', 'after a write, the served URL shows it')
+})
+
 t.test('If-None-Match: lists, weak forms and * match; other tags do not; a 304 has no body and the headers', async (t) => {
   const { apps: [a], key } = await fleet(t, 1)
   const url = `${API}/stats`

@@ -38,8 +38,8 @@ export function cacheHeaders (reply: FastifyReply): FastifyReply {
 }
 
 /** A 304 for a request whose If-None-Match holds `matched` (as `matchingTag` returned it). */
-export async function sendNotModified (reply: FastifyReply, matched: string): Promise<FastifyReply> {
-  return await cacheHeaders(reply).code(304).header('etag', matched).send()
+export function sendNotModified (reply: FastifyReply, matched: string): FastifyReply {
+  return cacheHeaders(reply).code(304).header('etag', matched).send()
 }
 
 /** The ETag header value of a body with `tag`, sent in `encoding`. */

@@ -2,10 +2,16 @@
 // by the admission hook) is the one the body was read at, else from Redis through the reader.
 // Every 200 carries a strong ETag and Cache-Control; a body of 1 KiB or more is compressed when
 // the client accepts it; an If-None-Match that holds the current tag gets a 304.
+//
+// A URL that was once served through its route (so passed validation, the server scope check
+// and the handler) is served again from the cache in an onRequest hook, before validation and
+// the handler: the same path and query validate the same way and name the same cached body, and
+// the admission hook has read the data version only for a key of the URL's own server.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import type { Versioned } from '../reader/leaderboard-reader.js'
-import { ResponseCache } from '../http/response-cache.js'
+import { type CachedBody, ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
 import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
 
@@ -19,22 +25,48 @@ declare module 'fastify' {
   }
 }
 
+/** What a URL served through its route is served from: its cached body's key, and whether the body depends on the day. */
+interface ServedUrl {
+  cacheKey: string
+  perDay: boolean
+}
+
+/** URLs remembered for the onRequest answer; past this the least recently used are forgotten. */
+const SERVED_URLS_MAX = 10_000
+
 export default fp(async function readsPlugin (fastify: FastifyInstance) {
   const cache = new ResponseCache(fastify.config.responseCacheMb * 1024 * 1024)
+  const servedUrls = new LRUCache<string, ServedUrl>({ max: SERVED_URLS_MAX })
   const { redisClock } = fastify
+
+  function cached (cacheKey: string, version: string | undefined, perDay: boolean): CachedBody | undefined {
+    return cache.get(cacheKey, version, perDay ? redisClock.now() : undefined)
+  }
+
+  function send (request: FastifyRequest, reply: FastifyReply, cacheKey: string, entry: CachedBody): FastifyReply {
+    const encoding = chooseEncoding(request.headers['accept-encoding'], entry.identity.length)
+    const tag = matchingTag(request.headers['if-none-match'], entry.tag)
+    if (tag !== null) return sendNotModified(reply, tag)
+    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type('application/json; charset=utf-8')
+    if (encoding !== 'identity') reply.header('content-encoding', encoding)
+    return reply.send(cache.body(cacheKey, entry, encoding))
+  }
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const served = request.dataVersion === undefined || request.method !== 'GET' ? undefined : servedUrls.get(request.url)
+    const entry = served && cached(served.cacheKey, request.dataVersion, served.perDay)
+    if (served === undefined || entry === undefined) { done(); return }
+    send(request, reply, served.cacheKey, entry)
+  })
 
   fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, cacheKey: string, read: () => Promise<Versioned<T>>) {
     const perDay = bodyDependsOnDay(request)
-    let entry = cache.get(cacheKey, request.dataVersion, perDay ? redisClock.now() : undefined)
+    let entry = cached(cacheKey, request.dataVersion, perDay)
     if (entry === undefined) {
       const result = await read()
       entry = cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
     }
-    const encoding = chooseEncoding(request.headers['accept-encoding'], entry.identity.length)
-    const tag = matchingTag(request.headers['if-none-match'], entry.tag)
-    if (tag !== null) return await sendNotModified(reply, tag)
-    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type('application/json; charset=utf-8')
-    if (encoding !== 'identity') reply.header('content-encoding', encoding)
-    return await reply.send(cache.body(cacheKey, entry, encoding))
+    if (request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })
+    return await send(request, reply, cacheKey, entry)
   })
 }, { name: 'reads', dependencies: ['config', 'redis'] })
