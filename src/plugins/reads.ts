@@ -31,12 +31,20 @@ interface ServedUrl {
   perDay: boolean
 }
 
-/** URLs remembered for the onRequest answer; past this the least recently used are forgotten. */
-const SERVED_URLS_MAX = 10_000
+/**
+ * Bytes of URLs (and their cache keys) remembered for the onRequest answer, counted as string
+ * lengths; past this the least recently used are forgotten (a forgotten URL goes through its route).
+ */
+const SERVED_URLS_MAX_SIZE = 4 * 1024 * 1024
+const SERVED_URL_OVERHEAD = 64
 
 export default fp(async function readsPlugin (fastify: FastifyInstance) {
   const cache = new ResponseCache(fastify.config.responseCacheMb * 1024 * 1024)
-  const servedUrls = new LRUCache<string, ServedUrl>({ max: SERVED_URLS_MAX })
+  const servedUrls = new LRUCache<string, ServedUrl>({
+    maxSize: SERVED_URLS_MAX_SIZE,
+    sizeCalculation: (served, url) => SERVED_URL_OVERHEAD + url.length + served.cacheKey.length
+  })
+  const remember = fastify.config.responseCacheMb > 0 // with the cache off there is nothing to answer from
   const { redisClock } = fastify
 
   function cached (cacheKey: string, version: string | undefined, perDay: boolean): CachedBody | undefined {
@@ -66,7 +74,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
       const result = await read()
       entry = cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
     }
-    if (request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })
+    if (remember && request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })
     return await send(request, reply, cacheKey, entry)
   })
 }, { name: 'reads', dependencies: ['config', 'redis'] })
