@@ -1,7 +1,7 @@
 // `npm run bench`: the service side by side with a bare Fastify route serving byte-identical
 // answers, in one run, with the Redis CPU each request costs beside its throughput.
 //
-//   npm run bench -- [--members N] [--scale] [--duration S] [--connections C] [--only TEXT,...] [--json FILE]
+//   npm run bench -- [--members N] [--scale] [--duration S] [--rounds R] [--connections C] [--only TEXT,...] [--json FILE]
 //
 // It starts its own redis-server (AOF on, as deployed), seeds one server through the bulk write
 // path (timed: members/s), runs the built service (`node dist/server.js`, as users run it, at
@@ -9,7 +9,8 @@
 // with every header line the service sends: request id, rate limit, security and caching) and
 // the "floor" (that route after the Redis exchange the service makes per request) as child
 // processes (scripts/bench-bare-server.ts), and for each endpoint runs autocannon against each in
-// turn, twice. "headers ratio" is headers / bare: what the contract's header lines alone cost;
+// turn, R rounds of S seconds. The machine's throughput drifts by tens of percent over minutes, so
+// a ratio is the median of the rounds' ratios (each from runs seconds apart), not a ratio of means. "headers ratio" is headers / bare: what the contract's header lines alone cost;
 // "floor ratio" is floor / bare: the most the service's design could reach, since every request
 // must ask Redis for its count and version and send those lines. Redis CPU per request is INFO cpu
 // (used_cpu_user_main_thread + used_cpu_sys_main_thread) after minus before a service run, over
@@ -39,7 +40,8 @@ const { values: args } = parseArgs({
   options: {
     members: { type: 'string' },
     scale: { type: 'boolean', default: false },
-    duration: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
     // Only the endpoints whose label has one of these words (comma-separated), e.g. "limit=10,member,304".
     only: { type: 'string' },
@@ -50,7 +52,7 @@ const MEMBERS = Number(args.members ?? (args.scale ? 1_000_000 : 100_000))
 const SECONDS = Number(args.duration)
 const CONNECTIONS = Number(args.connections)
 const GUILD = '200000000000000001'
-const ROUNDS = 2
+const ROUNDS = Number(args.rounds)
 
 interface Endpoint {
   label: string
@@ -82,7 +84,8 @@ interface Row {
   /** headers / bare: what the header lines alone leave. */
   headersRatio: number
   redisUsPerRequest: number
-  uncached?: Run & { redisUsPerRequest: number }
+  /** The service with its response cache off; ratio: the median of its rounds' ratios to the bare route. */
+  uncached?: Run & { ratio: number, redisUsPerRequest: number }
 }
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
@@ -106,6 +109,13 @@ async function cannon (base: string, e: Endpoint, seconds: number): Promise<Run>
 }
 
 /** Runs of one endpoint taken together: mean throughput, the worse percentiles, all requests. */
+/** The median of the rounds' ratios of `runs` to `base` (run i of each in the same round). */
+function medianRatio (runs: Run[], base: Run[]): number {
+  const ratios = runs.map((r, i) => r.rps / (base[i]?.rps ?? NaN)).sort((a, b) => a - b)
+  const middle = ratios.length >> 1
+  return ratios.length % 2 === 1 ? ratios[middle] ?? NaN : ((ratios[middle - 1] ?? NaN) + (ratios[middle] ?? NaN)) / 2
+}
+
 function combine (runs: Run[]): Run {
   return {
     rps: runs.reduce((sum, r) => sum + r.rps, 0) / runs.length,
@@ -238,39 +248,42 @@ async function main (cleanups: Cleanups): Promise<void> {
   const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
   const rows: Row[] = []
   for (const e of chosen) {
-    // Service and bare route take turns, twice, so that both see the same background load.
+    // Service and bare route take turns, round after round, so that both see the same background load.
     const serviceRuns: Run[] = []
     const floorRuns: Run[] = []
     const headersRuns: Run[] = []
     const bareRuns: Run[] = []
+    const uncachedRuns: Run[] = [] // a 304 row has none: with its cache off the service has no tag to match
     let redisUs = 0
+    let uncachedRedisUs = 0
     for (let round = 0; round < ROUNDS; round++) {
       const before = await redisCpuUs(redis)
       serviceRuns.push(await cannon(serviceBase, e, SECONDS))
       redisUs += await redisCpuUs(redis) - before
+      if (e.status === undefined) {
+        const uncachedBefore = await redisCpuUs(redis)
+        uncachedRuns.push(await cannon(uncachedBase, e, SECONDS))
+        uncachedRedisUs += await redisCpuUs(redis) - uncachedBefore
+      }
       floorRuns.push(await cannon(floorBase, e, SECONDS))
       headersRuns.push(await cannon(headersBase, e, SECONDS))
       bareRuns.push(await cannon(bareBase, e, SECONDS))
     }
     const service = combine(serviceRuns)
-    const floor = combine(floorRuns)
-    const headers = combine(headersRuns)
-    const bare = combine(bareRuns)
     const row: Row = {
       label: e.label,
       service,
-      floor,
-      headers,
-      bare,
-      ratio: service.rps / bare.rps,
-      floorRatio: floor.rps / bare.rps,
-      headersRatio: headers.rps / bare.rps,
+      floor: combine(floorRuns),
+      headers: combine(headersRuns),
+      bare: combine(bareRuns),
+      ratio: medianRatio(serviceRuns, bareRuns),
+      floorRatio: medianRatio(floorRuns, bareRuns),
+      headersRatio: medianRatio(headersRuns, bareRuns),
       redisUsPerRequest: redisUs / service.requests
     }
-    if (e.status === undefined) {
-      const uncachedBefore = await redisCpuUs(redis)
-      const uncached = await cannon(uncachedBase, e, SECONDS)
-      row.uncached = { ...uncached, redisUsPerRequest: (await redisCpuUs(redis) - uncachedBefore) / uncached.requests }
+    if (uncachedRuns.length > 0) {
+      const uncached = combine(uncachedRuns)
+      row.uncached = { ...uncached, ratio: medianRatio(uncachedRuns, bareRuns), redisUsPerRequest: uncachedRedisUs / uncached.requests }
     }
     rows.push(row)
   }
@@ -280,7 +293,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   for (const r of rows) {
     const u = r.uncached
     console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${fmt(r.headersRatio, 2)} | ${fmt(r.floorRatio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
-      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.rps / r.bare.rps, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + (u?.bad ?? 0)} |`)
+      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.ratio, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + (u?.bad ?? 0)} |`)
   }
   const byLabel = (label: string): Row | undefined => rows.find((r) => r.label === label)
   const top = byLabel('leaderboard limit=100')
@@ -288,16 +301,18 @@ async function main (cleanups: Cleanups): Promise<void> {
   const one = byLabel('member')
   const first10 = byLabel('leaderboard limit=10')
   if (top?.uncached !== undefined && deep?.uncached !== undefined && one?.uncached !== undefined && first10?.uncached !== undefined) {
-    console.log(`\nuncached, deep page vs page 1 (limit=100): ${fmt(top.uncached.rps / deep.uncached.rps, 2)}x the time per request, ` +
+    // Across rows, throughputs are compared through their ratios to the bare route (measured in the
+    // same rounds), which the machine's drift between rows moves far less than req/s.
+    console.log(`\nuncached, deep page vs page 1 (limit=100): ${fmt(top.uncached.ratio / deep.uncached.ratio, 2)}x the time per request, ` +
       `${fmt(deep.uncached.redisUsPerRequest / top.uncached.redisUsPerRequest, 2)}x the Redis CPU; member vs page 1 (limit=10): ` +
-      `${fmt(first10.uncached.rps / one.uncached.rps, 2)}x the time, ${fmt(one.uncached.redisUsPerRequest / first10.uncached.redisUsPerRequest, 2)}x the Redis CPU`)
+      `${fmt(first10.uncached.ratio / one.uncached.ratio, 2)}x the time, ${fmt(one.uncached.redisUsPerRequest / first10.uncached.redisUsPerRequest, 2)}x the Redis CPU`)
   }
   // The budget of the extended reads: no dearer than a 100-entry page, in throughput and in Redis CPU.
   for (const label of ['around radius=50', 'members ids=100', 'leaderboard period=week limit=100']) {
     const row = byLabel(label)
     if (row === undefined || top === undefined) continue
     const uncached = row.uncached !== undefined && top.uncached !== undefined
-      ? `; uncached ${fmt(row.uncached.rps / top.uncached.rps, 2)}x the req/s, ${fmt(row.uncached.redisUsPerRequest / top.uncached.redisUsPerRequest, 2)}x the Redis CPU`
+      ? `; uncached ${fmt(row.uncached.ratio / top.uncached.ratio, 2)}x the ratio, ${fmt(row.uncached.redisUsPerRequest / top.uncached.redisUsPerRequest, 2)}x the Redis CPU`
       : ''
     console.log(`${label} vs leaderboard limit=100: ${fmt(row.ratio / top.ratio, 2)}x the ratio to its bare route, ${fmt(row.redisUsPerRequest / top.redisUsPerRequest, 2)}x the Redis CPU${uncached}`)
   }
@@ -311,6 +326,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     periodBoardBytesPerActiveMember: periodBytes,
     connections: CONNECTIONS,
     seconds: SECONDS,
+    rounds: ROUNDS,
     rows
   }, null, 2))
   console.log(`\nwritten to ${args.json}`)
