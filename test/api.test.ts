@@ -1,13 +1,13 @@
 // The public read API over HTTP, row by row of CONTRACT.md: ordering, paging, parameters,
 // errors, authentication and scope, empty servers, daily streaks, curves and multipliers.
 import t, { type Test } from 'tap'
+import { pino } from 'pino'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { buildApp } from '../src/app.js'
 import { levelForXp } from '../src/levels/curves.js'
-import { pino } from 'pino'
 import { loggerOptions, type RequestLine, writeRequestLine } from '../src/logger.js'
 
 const server = await RedisServer.start()
