@@ -37,13 +37,13 @@ export interface Versioned<T> {
 
 type Reply = string | number | null
 
-/** The curve a settings reply names, or the default. */
 /** A read about one member (its record, the ranks around it), or a 404 when the user is not a member. */
 export function memberFound<R extends { value: unknown }> (read: R, guildId: string, userId: string): R & { value: NonNullable<R['value']> } {
   if (read.value === null || read.value === undefined) throw new MemberNotFoundError(guildId, userId)
   return read as R & { value: NonNullable<R['value']> }
 }
 
+/** The curve a settings reply names, or the default. */
 export function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
 }
