@@ -9,8 +9,9 @@
 // with every header line the service sends: request id, rate limit, security and caching) and
 // the "floor" (that route after the Redis exchange the service makes per request) as child
 // processes (scripts/bench-bare-server.ts), and for each endpoint runs autocannon against each in
-// turn, R rounds of S seconds. The machine's throughput drifts by tens of percent over minutes, so
-// a ratio is the median of the rounds' ratios (each from runs seconds apart), not a ratio of means. "headers ratio" is headers / bare: what the contract's header lines alone cost;
+// turn, R rounds of S seconds. The machine's throughput drifts by tens of percent over minutes,
+// so a ratio is the median of the rounds' ratios (each from runs seconds apart), not a ratio of
+// means. "headers ratio" is headers / bare: what the contract's header lines alone cost;
 // "floor ratio" is floor / bare: the most the service's design could reach, since every request
 // must ask Redis for its count and version and send those lines. Redis CPU per request is INFO cpu
 // (used_cpu_user_main_thread + used_cpu_sys_main_thread) after minus before a service run, over
@@ -108,7 +109,6 @@ async function cannon (base: string, e: Endpoint, seconds: number): Promise<Run>
   }
 }
 
-/** Runs of one endpoint taken together: mean throughput, the worse percentiles, all requests. */
 /** The median of the rounds' ratios of `runs` to `base` (run i of each in the same round). */
 function medianRatio (runs: Run[], base: Run[]): number {
   const ratios = runs.map((r, i) => r.rps / (base[i]?.rps ?? NaN)).sort((a, b) => a - b)
@@ -116,6 +116,7 @@ function medianRatio (runs: Run[], base: Run[]): number {
   return ratios.length % 2 === 1 ? ratios[middle] ?? NaN : ((ratios[middle - 1] ?? NaN) + (ratios[middle] ?? NaN)) / 2
 }
 
+/** Runs of one endpoint taken together: mean throughput, the worse percentiles, all requests. */
 function combine (runs: Run[]): Run {
   return {
     rps: runs.reduce((sum, r) => sum + r.rps, 0) / runs.length,
@@ -231,15 +232,16 @@ async function main (cleanups: Cleanups): Promise<void> {
   }
   const fixturesFile = join(dir, 'fixtures.json')
   writeFileSync(fixturesFile, JSON.stringify(fixtures))
-  const barePort = await freePort()
-  const bareBase = `http://127.0.0.1:${barePort}`
-  await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(barePort)], {}, `${bareBase}/ready`)
-  const floorPort = await freePort()
-  const floorBase = `http://127.0.0.1:${floorPort}`
-  await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(floorPort), server.url, GUILD], {}, `${floorBase}/ready`)
-  const headersPort = await freePort()
-  const headersBase = `http://127.0.0.1:${headersPort}`
-  await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(headersPort), 'headers'], {}, `${headersBase}/ready`)
+  /** Starts scripts/bench-bare-server.ts with `mode` (none: the bare route) and returns its base URL. */
+  const startBare = async (...mode: string[]): Promise<string> => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(port), ...mode], {}, `${base}/ready`)
+    return base
+  }
+  const bareBase = await startBare()
+  const floorBase = await startBare(server.url, GUILD)
+  const headersBase = await startBare('headers')
 
   console.log(`service, uncached service, floor, headers and bare routes up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
   for (const base of [serviceBase, uncachedBase, floorBase, headersBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
@@ -256,14 +258,20 @@ async function main (cleanups: Cleanups): Promise<void> {
     const uncachedRuns: Run[] = [] // a 304 row has none: with its cache off the service has no tag to match
     let redisUs = 0
     let uncachedRedisUs = 0
-    for (let round = 0; round < ROUNDS; round++) {
+    /** A run of `base` and the Redis CPU (µs) spent during it. */
+    const measured = async (base: string): Promise<[Run, number]> => {
       const before = await redisCpuUs(redis)
-      serviceRuns.push(await cannon(serviceBase, e, SECONDS))
-      redisUs += await redisCpuUs(redis) - before
+      const run = await cannon(base, e, SECONDS)
+      return [run, await redisCpuUs(redis) - before]
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      const [run, us] = await measured(serviceBase)
+      serviceRuns.push(run)
+      redisUs += us
       if (e.status === undefined) {
-        const uncachedBefore = await redisCpuUs(redis)
-        uncachedRuns.push(await cannon(uncachedBase, e, SECONDS))
-        uncachedRedisUs += await redisCpuUs(redis) - uncachedBefore
+        const [uncachedRun, uncachedUs] = await measured(uncachedBase)
+        uncachedRuns.push(uncachedRun)
+        uncachedRedisUs += uncachedUs
       }
       floorRuns.push(await cannon(floorBase, e, SECONDS))
       headersRuns.push(await cannon(headersBase, e, SECONDS))
