@@ -256,3 +256,43 @@ t.test("time comes from Redis: the local clock jumping an hour ahead does not re
     Date.now = realNow
   }
 })
+
+/** Calls of a command Redis has served so far (INFO commandstats). */
+async function callsOf (command: string): Promise<number> {
+  const stats = await raw.info('commandstats')
+  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0)
+}
+
+t.test('hits made in one event-loop turn go out as one script call per key, answered as if sent one by one', async (t) => {
+  const windowMs = 3000
+  const [a, b] = [newKey(), newKey()]
+  const before = await callsOf('evalsha') + await callsOf('eval')
+  // 12 hits on `a` (limit 8) and 3 on `b` (limit 8), interleaved, all in this turn.
+  const burst = await Promise.all(Array.from({ length: 15 }, async (_, i) => await limiter.hit(i % 5 === 4 ? b : a, 8, windowMs)))
+  const calls = await callsOf('evalsha') + await callsOf('eval') - before
+  t.equal(calls, 2, 'two script calls for 15 hits on two keys')
+  const onA = burst.filter((_, i) => i % 5 !== 4)
+  const onB = burst.filter((_, i) => i % 5 === 4)
+  t.same(onA.map((r) => r.success), [...Array<boolean>(8).fill(true), false, false, false, false], 'key a: the first 8 hits admitted in call order, the rest refused')
+  t.same(onA.map((r) => r.remaining), [7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0], 'each admitted hit sees the count up to itself')
+  t.same(onB.map((r) => [r.success, r.remaining]), [[true, 7], [true, 6], [true, 5]], 'key b counts on its own')
+  for (const r of onA.slice(8)) t.ok(r.reset > 0 && r.reset <= coverageOf(windowMs), `a refusal's reset ${r.reset} ms is within (0, ${coverageOf(windowMs)}]`)
+  t.ok(onA.slice(0, 8).every((r) => r.reset > 0 && r.reset <= coverageOf(windowMs)), 'admitted hits carry the time until the count falls')
+  t.equal(Number(await raw.hget(a, 'n')), 8, 'only the admitted hits are counted')
+
+  const peeks = await Promise.all([limiter.peek(a, 8, windowMs), limiter.peek(a, 8, windowMs), limiter.peek(b, 8, windowMs)])
+  t.same(peeks.map((r) => [r.success, r.remaining]), [[false, 0], [false, 0], [true, 5]], 'peeks in one turn: what a request would get, counting nothing')
+  t.equal(Number(await raw.hget(b, 'n')), 3, 'peeks count nothing')
+
+  const later = await limiter.hit(b, 8, windowMs)
+  t.same([later.success, later.remaining], [true, 4], 'a hit in a later turn sees the earlier ones')
+})
+
+t.test('a failing script call fails every hit of its turn on that key, and only those', async (t) => {
+  const good = newKey()
+  const wrongType = newKey()
+  await raw.set(wrongType, 'not a hash')
+  const results = await Promise.allSettled([limiter.hit(wrongType, 5, 3000), limiter.hit(good, 5, 3000), limiter.hit(wrongType, 5, 3000)])
+  t.same(results.map((r) => r.status), ['rejected', 'fulfilled', 'rejected'])
+  t.match((results[0] as PromiseRejectedResult).reason, { message: /WRONGTYPE/ }, 'the Redis error reaches the caller')
+})

@@ -1,7 +1,10 @@
-// A sliding-window limiter on Redis (src/redis/commands/sliding-window-1.lua): one round trip
-// per request, memory bounded by the number of slices, time taken from Redis.
+// A sliding-window limiter on Redis (src/redis/commands/sliding-window-1.lua): memory bounded by
+// the number of slices, time taken from Redis. The hits on one key made in one turn of the event
+// loop (a poller's concurrent requests) go to Redis as one script call that takes them in turn,
+// so a burst costs Redis one call, not one per request, with the same answers one by one would get.
 import type { RedisClient } from '../redis/client.js'
 import type { RedisClock } from '../redis/clock.js'
+import { perTurnLoader } from '../redis/per-turn.js'
 
 /** Slices per window: each key holds at most BUCKETS + 1 slices and two bookkeeping fields. */
 export const BUCKETS = 40
@@ -16,9 +19,18 @@ export interface LimitResult {
   reset: number
 }
 
+interface Hit {
+  key: string
+  limit: number
+  windowMs: number
+  /** Only say what a request would get. */
+  peek: boolean
+}
+
 export class SlidingWindow {
   readonly redis: RedisClient
   readonly clock: RedisClock | undefined
+  readonly #hits = perTurnLoader<Hit, LimitResult>(async (hits) => await this.#runTurn(hits))
 
   constructor (redis: RedisClient, clock?: RedisClock) {
     this.redis = redis
@@ -27,17 +39,41 @@ export class SlidingWindow {
 
   /** Counts one request against `key` if fewer than `limit` were admitted in the last window. */
   async hit (key: string, limit: number, windowMs: number): Promise<LimitResult> {
-    return await this.#run(key, limit, windowMs, false)
+    return await this.#hits.load({ key, limit, windowMs, peek: false })
   }
 
   /** What a request would get now, counting nothing. */
   async peek (key: string, limit: number, windowMs: number): Promise<LimitResult> {
-    return await this.#run(key, limit, windowMs, true)
+    return await this.#hits.load({ key, limit, windowMs, peek: true })
   }
 
-  async #run (key: string, limit: number, windowMs: number, peek: boolean): Promise<LimitResult> {
-    const [admitted, count, reset, now] = await this.redis.slidingWindow(key, limit, windowMs, BUCKETS, peek ? 1 : 0)
-    this.clock?.observe(now)
-    return { success: admitted === 1, limit, remaining: Math.max(0, limit - count), reset }
+  /** One turn's hits: one script call per key (and limit, window, peek), answers in arrival order. */
+  async #runTurn (hits: readonly Hit[]): Promise<Array<LimitResult | Error>> {
+    const groups = new Map<string, number[]>()
+    for (const [i, { key, limit, windowMs, peek }] of hits.entries()) {
+      const id = `${peek ? 'peek' : 'hit'} ${limit} ${windowMs} ${key}`
+      const group = groups.get(id)
+      if (group === undefined) groups.set(id, [i])
+      else group.push(i)
+    }
+    const results = new Array<LimitResult | Error>(hits.length)
+    await Promise.all(Array.from(groups.values(), async (indexes) => {
+      const { key, limit, windowMs, peek } = hits[indexes[0] as number] as Hit
+      try {
+        const [admitted, count, reset, now, refusedReset] =
+          await this.redis.slidingWindow(key, limit, windowMs, BUCKETS, peek ? 1 : 0, indexes.length)
+        this.clock?.observe(now)
+        // Taken in turn: the first `admitted` are, each seeing the count up to itself; the rest are refused.
+        const before = peek ? count : count - admitted
+        for (const [i, index] of indexes.entries()) {
+          const success = peek ? admitted === 1 : i < admitted
+          const counted = peek ? before : before + Math.min(i + 1, admitted)
+          results[index] = { success, limit, remaining: Math.max(0, limit - counted), reset: success ? reset : refusedReset }
+        }
+      } catch (err) {
+        for (const index of indexes) results[index] = err instanceof Error ? err : new Error(String(err))
+      }
+    }))
+    return results
   }
 }

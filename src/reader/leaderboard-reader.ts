@@ -7,6 +7,7 @@ import { boardMember, type KeyBuilder, userIdFromBoardMember } from '../redis/ke
 import { parseRecord, usernameOfRecord } from '../redis/records.js'
 import { defineCommands } from '../redis/scripts.js'
 import { RedisClock } from '../redis/clock.js'
+import { perTurnLoader } from '../redis/per-turn.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
 import { type Period, spanOfPeriod } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
@@ -79,6 +80,12 @@ export class LeaderboardReader {
   readonly keys: KeyBuilder
   /** Redis's clock as estimated locally: it names the current period boards (Redis's clock decides). */
   readonly clock: RedisClock
+  /** Version reads of one event-loop turn: one GET per server, shared by the turn's requests. */
+  readonly #versions = perTurnLoader<string, string>(async (guildIds) => {
+    const unique = [...new Set(guildIds)]
+    const read = new Map(await Promise.all(unique.map(async (id) => [id, await this.redis.get(this.keys.guild(id).version) ?? '0'] as const)))
+    return guildIds.map((id) => read.get(id) as string)
+  })
 
   constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
     defineCommands(redis)
@@ -188,9 +195,12 @@ export class LeaderboardReader {
     }
   }
 
-  /** The server's data version alone: what a cached read or an ETag is checked against. */
+  /**
+   * The server's data version alone: what a cached read or an ETag is checked against. Read after
+   * the call (with the other calls of the same turn), so never older than the data at the call.
+   */
   async version (guildId: string): Promise<string> {
-    return await this.redis.get(this.keys.guild(guildId).version) ?? '0'
+    return await this.#versions.load(guildId)
   }
 }
 

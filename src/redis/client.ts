@@ -103,7 +103,7 @@ declare module 'ioredis' {
     periodPage(period: string, board: string, members: string, settings: string, version: string,
       start: Str, stop: Str, from: Str, until: Str): Result<PeriodPageReply, Context>
     guildStats(stats: string, settings: string, version: string, defaultCurve: string): Result<Reply[], Context>
-    slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str, peek: Str): Result<[number, number, number, number], Context>
+    slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str, peek: Str, hits: Str): Result<[number, number, number, number, number], Context>
     apiKeyLookup(record: string, hash: string): Result<Reply[], Context>
     migrateGuild(names: string, streaks: string, claims: string, members: string, board: string, version: string): Result<number, Context>
   }

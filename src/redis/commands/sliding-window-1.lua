@@ -16,11 +16,14 @@
   ARGV[2] window   window length, ms
   ARGV[3] buckets  slices per window
   ARGV[4] '1' to peek: say what a request would get, counting nothing and writing nothing
+  ARGV[5] hits     requests arriving together (default 1), taken in turn as if sent one by one:
+                   as many are admitted as the limit leaves room for, the rest refused
 
-  Returns { admitted (1|0), count (including this request if admitted), reset_ms, now_ms } where
-  reset_ms is, when admitted, the time until the oldest counted slice leaves (the count falls),
-  and when refused, the time until enough slices leave for one more request to be admitted;
-  now_ms is Redis's clock.
+  Returns { admitted, count, reset_ms, now_ms, refused_reset_ms }: how many of the hits were
+  admitted (a peek: 1 if one would be, else 0), the count including them, the time until the
+  oldest counted slice leaves (the count falls: what an admitted hit is told), Redis's clock, and,
+  when a hit was refused (or a peek would be), the time until enough slices leave for one more
+  request to be admitted (what a refused hit is told; else 0).
 ]]
 --- @include "clock"
 
@@ -32,6 +35,7 @@ local now = now_ms()
 local current = math.floor(now / width)       -- the slice `now` falls in
 local oldest = current - buckets              -- the oldest slice still counted
 local peek = ARGV[4] == '1'
+local hits = tonumber(ARGV[5]) or 1
 
 -- All live slices as { slice, count }, oldest first, dropping the ones that left the window
 -- (unless peeking).
@@ -70,30 +74,37 @@ if lo and lo < oldest then
   lo = live[1] and live[1][1]
 end
 
-if count < limit then
-  if peek then
-    return { 1, count, lo and (lo + buckets + 1) * width - now or 0, now }
+-- The time until enough requests leave for one more to be admitted, for a full window.
+local function refused_reset ()
+  if not live then live, count = live_slices() end
+  local must_leave = count - limit + 1
+  local leaving = 0
+  for _, entry in ipairs(live) do
+    leaving = leaving + entry[2]
+    if leaving >= must_leave then return (entry[1] + buckets + 1) * width - now end
   end
-  if redis.call('HINCRBY', KEYS[1], current, 1) == 1 then
+  return width
+end
+
+if peek then
+  if count < limit then return { 1, count, lo and (lo + buckets + 1) * width - now or 0, now, 0 } end
+  return { 0, count, 0, now, refused_reset() }
+end
+
+local admitted = math.min(hits, math.max(0, limit - count))
+if admitted > 0 then
+  if redis.call('HINCRBY', KEYS[1], current, admitted) == admitted then
     redis.call('PEXPIRE', KEYS[1], (buckets + 1) * width)
     if not lo then
       lo = current
       redis.call('HSET', KEYS[1], 'lo', lo)
     end
   end
-  redis.call('HINCRBY', KEYS[1], 'n', 1)
-  -- A slice stops counting when `current` passes slice + buckets.
-  return { 1, count + 1, (lo + buckets + 1) * width - now, now }
+  count = redis.call('HINCRBY', KEYS[1], 'n', admitted)
+  -- The newest slice, so the list stays oldest first (refused_reset only sums it in order).
+  if live then live[#live + 1] = { current, admitted } end
 end
-
--- Refused: find when enough requests leave for one more to be admitted.
-if not live then live, count = live_slices() end
-local must_leave = count - limit + 1
-local leaving = 0
-for _, entry in ipairs(live) do
-  leaving = leaving + entry[2]
-  if leaving >= must_leave then
-    return { 0, count, (entry[1] + buckets + 1) * width - now, now }
-  end
-end
-return { 0, count, width, now }
+-- A slice stops counting when `current` passes slice + buckets.
+local reset = lo and (lo + buckets + 1) * width - now or 0
+if admitted == hits then return { admitted, count, reset, now, 0 } end
+return { admitted, count, reset, now, refused_reset() }
