@@ -5,7 +5,8 @@
 // With a Redis URL, the "floor": the same route, after the Redis exchange the service makes for
 // a read it serves from its cache (the limiter's script, counting or, for a revalidation, only
 // reading, and the GET of the server's data version, together in one round trip), through the
-// service's own client and limiter, and with every header line the service sends (request id,
+// service's own client, limiter and version read (each batching one event-loop turn's requests,
+// the limiter per API key presented), and with every header line the service sends (request id,
 // rate-limit, security and caching headers, as in one of its answers). What the service costs
 // beyond it is its own code; what the floor costs beyond the bare route, the contract's. With
 // `headers` instead of a Redis URL, the bare route with the service's header lines: what those
@@ -17,6 +18,7 @@ import { readFileSync } from 'node:fs'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { SlidingWindow } from '../src/rate-limit/sliding-window.js'
+import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 
 export interface BareFixture {
   /** Path and query, as requested. */
@@ -48,18 +50,21 @@ const fastify = Fastify({ logger: false })
 fastify.get('/ready', async () => 'ready')
 
 /** The floor's Redis exchange for one request, or nothing for the bare route. */
-let exchange: ((revalidation: boolean) => Promise<unknown>) | undefined
+let exchange: ((apiKey: string, revalidation: boolean) => Promise<unknown>) | undefined
 if (redisUrl !== undefined && redisUrl !== 'headers' && guildId !== undefined) {
   const redis = createRedis({ url: redisUrl })
   const keys = new KeyBuilder()
   const window = new SlidingWindow(redis)
-  const limiterKey = keys.keyRateLimit('bench-floor')
-  const versionKey = keys.guild(guildId).version
+  const reader = new LeaderboardReader(redis, keys)
   fastify.addHook('onClose', () => { redis.disconnect() })
-  exchange = async (revalidation) => await Promise.all([
-    revalidation ? window.peek(limiterKey, 1e9, 3_600_000) : window.hit(limiterKey, 1e9, 3_600_000),
-    redis.get(versionKey)
-  ])
+  exchange = async (apiKey, revalidation) => {
+    // A limiter key per API key presented, as the service counts (its own prefix: no shared count).
+    const limiterKey = keys.keyRateLimit(`bench-floor-${apiKey}`)
+    return await Promise.all([
+      revalidation ? window.peek(limiterKey, 1e9, 3_600_000) : window.hit(limiterKey, 1e9, 3_600_000),
+      reader.version(guildId)
+    ])
+  }
 }
 
 fastify.get('/*', (request, reply) => {
@@ -70,7 +75,7 @@ fastify.get('/*', (request, reply) => {
     reply.send(fixture.status === 304 ? undefined : fixture.bytes)
   }
   if (exchange === undefined) return send()
-  exchange(fixture.status === 304).then(send, (err: Error) => { reply.send(err) })
+  exchange(String(request.headers['x-api-key']), fixture.status === 304).then(send, (err: Error) => { reply.send(err) })
   return reply
 })
 await fastify.listen({ host: '127.0.0.1', port: Number(port) })

@@ -16,8 +16,11 @@
 // must ask Redis for its count and version and send those lines. Redis CPU per request is INFO cpu
 // (used_cpu_user_main_thread + used_cpu_sys_main_thread) after minus before a service run, over
 // the requests it answered. A second service runs with its response cache off, so every read
-// goes to Redis as it does right after a write (the "uncached" rows). On two cores the load
-// generator, the service and Redis share the machine: read ratios, not absolute figures.
+// goes to Redis as it does right after a write (the "uncached" rows). One row sends each request
+// with the next of as many keys of the server as connections (many pollers), not one key: each
+// key is counted on its own, so the limiter cannot count a turn's requests in one call as it
+// does for one key. On two cores the load generator, the service and Redis share the machine:
+// read ratios, not absolute figures.
 import autocannon from 'autocannon'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -61,6 +64,8 @@ interface Endpoint {
   headers?: Record<string, string>
   /** The status every answer must have (a 304 for a revalidation). */
   status?: number
+  /** API keys taken in turn, one per request (instead of the one in `headers`). */
+  apiKeys?: string[]
 }
 
 interface Run {
@@ -98,7 +103,12 @@ async function redisCpuUs (redis: RedisClient): Promise<number> {
 }
 
 async function cannon (base: string, e: Endpoint, seconds: number): Promise<Run> {
-  const r = await autocannon({ url: base + e.path, connections: CONNECTIONS, duration: seconds, headers: e.headers ?? {} })
+  const apiKeys = e.apiKeys
+  let next = 0
+  const requests = apiKeys === undefined
+    ? undefined
+    : [{ setupRequest: (request: autocannon.Request) => ({ ...request, headers: { ...request.headers, 'x-api-key': apiKeys[next++ % apiKeys.length] } }) }]
+  const r = await autocannon({ url: base + e.path, connections: CONNECTIONS, duration: seconds, headers: e.headers ?? {}, requests })
   const good = (e.status ?? 200) === 200 ? r['2xx'] : r['3xx']
   return {
     rps: r.requests.average,
@@ -194,8 +204,12 @@ async function main (cleanups: Cleanups): Promise<void> {
   if (member === undefined || (await readPage('limit=100')).length !== 100) throw new Error('the seeded board is not served')
   const hundredIds = (await readPage(`limit=100&page=${deepPage}`)).map((e) => e.user_id).join(',')
   const auth = { 'x-api-key': key }
+  // Many pollers, one key each: the limiter counts each request on its own key (see the README).
+  const manyKeys = await Promise.all(Array.from({ length: CONNECTIONS }, async (_, i) =>
+    (await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional', name: `bench-${i}` })).key))
   const endpoints: Endpoint[] = [
     { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, headers: auth },
+    { label: `leaderboard limit=10 keys=${CONNECTIONS}`, path: `${api}/leaderboard?limit=10`, headers: auth, apiKeys: manyKeys },
     { label: 'leaderboard limit=100', path: `${api}/leaderboard?limit=100`, headers: auth },
     { label: `leaderboard limit=100 page=${deepPage}`, path: `${api}/leaderboard?limit=100&page=${deepPage}`, headers: auth },
     { label: 'leaderboard limit=100 gzip', path: `${api}/leaderboard?limit=100`, headers: { ...auth, 'accept-encoding': 'gzip' } },
