@@ -355,23 +355,29 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
 })
 
 t.test("a request's line, written as one string, is the line pino writes for the same fields", async (t) => {
-  const lines: string[] = []
-  const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
-  const logger = pino({ level: 'info' }, stream)
+  /** A pino logger writing into a string. */
+  const capture = (): { logger: pino.Logger, text: () => string } => {
+    let text = ''
+    const stream = new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } })
+    return { logger: pino({ level: 'info' }, stream), text: () => text }
+  }
+  const [pinos, ours] = [capture(), capture()]
   const cases: RequestLine[] = [
     { reqId: 'req-1', method: 'GET', route: '/api/v1/servers/:guild_id/stats', statusCode: 200, ms: 1.25, guild: GUILD, keyId: 'abc' },
     // Before routing or authentication: no route, a raw (decoded) guild id, no key.
     { reqId: 'r"2\\', method: 'GET', route: undefined, statusCode: 401, ms: 0, guild: 'a"b\\c\u2028é\n', keyId: undefined }
   ]
   for (const line of cases) {
-    logger.info(line, 'request')
-    writeRequestLine(logger, line)
+    pinos.logger.info(line, 'request')
+    writeRequestLine(ours.logger, line)
   }
+  t.equal(ours.text(), '', 'written at the end of the turn')
   await sleep(10)
-  t.equal(lines.length, 4)
-  for (let i = 0; i < lines.length; i += 2) {
-    const [expected, written] = [lines[i] ?? '', lines[i + 1] ?? '']
-    t.ok(written.endsWith('}\n'), 'one line')
+  const [expectedLines, writtenLines] = [pinos.text().split('\n'), ours.text().split('\n')]
+  t.equal(writtenLines.length, 3, 'two lines, each ending in a newline')
+  t.equal(writtenLines.at(-1), '')
+  for (let i = 0; i < cases.length; i++) {
+    const [expected, written] = [expectedLines[i] ?? '', writtenLines[i] ?? '']
     const [a, b] = [JSON.parse(expected) as Record<string, unknown>, JSON.parse(written) as Record<string, unknown>]
     t.ok(typeof b.time === 'number' && Math.abs(Number(b.time) - Number(a.time)) < 1000, 'the time, in Unix ms')
     t.same(Object.keys(b), Object.keys(a), 'the same fields in the same order')
