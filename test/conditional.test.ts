@@ -9,6 +9,8 @@ import { buildTestApp, type TestApp } from './helpers/app.js'
 import { ResponseCache } from '../src/http/response-cache.js'
 import { entityTag, matchingTag } from '../src/http/etag.js'
 import { dailyRecord } from '../src/seed/seed-guild.js'
+import { scripts } from '../src/redis/scripts.js'
+import { createHash } from 'node:crypto'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -136,6 +138,54 @@ t.test('a URL served before is served again from the cache (before validation an
   await a!.writer.awardXp({ guildId: GUILD, userId: '11', xp: 100_000 })
   const after = await get(a!.app, `${API}/leaderboard`, { 'x-api-key': key })
   t.equal(after.json().data[0].user_id, '11', 'after a write, the served URL shows it')
+})
+
+/** The SHA of a script in src/redis/commands, as EVALSHA names it. */
+function scriptSha (name: string): string {
+  const lua = scripts().find((s) => s.name === name)?.lua
+  if (lua === undefined) throw new Error(`no script ${name}`)
+  return createHash('sha1').update(lua).digest('hex')
+}
+
+/** Runs `work` and counts the EVALSHA calls of the script `sha` Redis received meanwhile (MONITOR). */
+async function scriptCalls (sha: string, work: () => Promise<void>): Promise<number> {
+  const marker = new Redis(server.url)
+  const monitor = await marker.monitor() // a connection of its own
+  const end = `end of work ${process.pid} ${Date.now()}`
+  let calls = 0
+  const seenEnd = new Promise<void>((resolve) => {
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha) calls++
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve()
+    })
+  })
+  try {
+    await work()
+    // Redis feeds MONITOR in the order it runs commands: once the marker shows, the work's have.
+    await marker.echo(end)
+    await seenEnd
+  } finally {
+    monitor.disconnect()
+    marker.disconnect()
+  }
+  return calls
+}
+
+t.test('after a write, concurrent requests for one URL on an instance share one read of Redis (not with the cache off)', async (t) => {
+  const page = scriptSha('leaderboardPage')
+  for (const [responseCacheMb, expected] of [[64, 1], [0, 10]] as const) {
+    const { apps: [a], key } = await fleet(t, 1, { responseCacheMb })
+    const url = `${API}/leaderboard?limit=20`
+    await get(a!.app, url, { 'x-api-key': key })
+    await a!.writer.awardXp({ guildId: GUILD, userId: '12', xp: 1_000_000 })
+    let answers: Awaited<ReturnType<typeof get>>[] = []
+    const calls = await scriptCalls(page, async () => {
+      answers = await Promise.all(Array.from({ length: 10 }, async () => await get(a!.app, url, { 'x-api-key': key })))
+    })
+    t.equal(calls, expected, `cache ${responseCacheMb} MB: ${expected} page script call(s) for 10 requests`)
+    t.ok(answers.every((r) => r.statusCode === 200 && r.body === answers[0]?.body), 'the same answer to each')
+    t.equal(answers[0]?.json().data[0].user_id, '12', 'and it shows the write')
+  }
 })
 
 t.test('If-None-Match: lists, weak forms and * match; other tags do not; a 304 has no body and the headers', async (t) => {

@@ -10,7 +10,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
-import type { Versioned } from '../reader/leaderboard-reader.js'
+import { utcDay, type Versioned } from '../reader/leaderboard-reader.js'
 import { type CachedBody, ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
 import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
@@ -67,13 +67,36 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     send(request, reply, served.cacheKey, entry)
   })
 
+  /** Reads in progress, by data version, day (for a body that depends on it) and cache key. */
+  const reading = new Map<string, Promise<CachedBody>>()
+
+  /**
+   * The body for `cacheKey` read from Redis, or the one a request with the same data version is
+   * already reading: that read was sent after its own request read the version, so it holds
+   * every write that version holds, and so every write made before this request arrived (its
+   * version read came after it did). After a write, an instance's requests for one URL cost one
+   * read script, not one each. Not with the cache off, where every read goes to Redis.
+   */
+  async function readShared<T> (reply: FastifyReply, cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>): Promise<CachedBody> {
+    const fresh = async (): Promise<CachedBody> => {
+      const result = await read()
+      return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
+    }
+    if (!remember || version === undefined) return await fresh()
+    const id = `${version} ${perDay ? utcDay(redisClock.now()) : ''} ${cacheKey}`
+    let pending = reading.get(id)
+    if (pending === undefined) {
+      pending = fresh()
+      reading.set(id, pending)
+      const done = (): void => { reading.delete(id) }
+      pending.then(done, done)
+    }
+    return await pending
+  }
+
   fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, cacheKey: string, read: () => Promise<Versioned<T>>) {
     const perDay = bodyDependsOnDay(request)
-    let entry = cached(cacheKey, request.dataVersion, perDay)
-    if (entry === undefined) {
-      const result = await read()
-      entry = cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
-    }
+    const entry = cached(cacheKey, request.dataVersion, perDay) ?? await readShared(reply, cacheKey, request.dataVersion, perDay, read)
     if (remember && request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })
     return await send(request, reply, cacheKey, entry)
   })
