@@ -19,8 +19,9 @@
 // goes to Redis as it does right after a write (the "uncached" rows). One row sends each request
 // with the next of as many keys of the server as connections (many pollers), not one key: each
 // key is counted on its own, so the limiter cannot count a turn's requests in one call as it
-// does for one key. On two cores the load generator, the service and Redis share the machine:
-// read ratios, not absolute figures.
+// does for one key. Another polls a page while a writer awards XP 50 times a second (a busy
+// server: every award moves the data version, so cached bodies go stale at once). On two cores
+// the load generator, the service and Redis share the machine: read ratios, not absolute figures.
 import autocannon from 'autocannon'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -66,6 +67,8 @@ interface Endpoint {
   status?: number
   /** API keys taken in turn, one per request (instead of the one in `headers`). */
   apiKeys?: string[]
+  /** XP awards made to the server per second while the row runs (a busy server: its data version moves). */
+  writesPerSecond?: number
 }
 
 interface Run {
@@ -211,6 +214,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, headers: auth },
     { label: `leaderboard limit=10 keys=${CONNECTIONS}`, path: `${api}/leaderboard?limit=10`, headers: auth, apiKeys: manyKeys },
     { label: 'leaderboard limit=100', path: `${api}/leaderboard?limit=100`, headers: auth },
+    { label: 'leaderboard limit=100 writes=50/s', path: `${api}/leaderboard?limit=100`, headers: auth, writesPerSecond: 50 },
     { label: `leaderboard limit=100 page=${deepPage}`, path: `${api}/leaderboard?limit=100&page=${deepPage}`, headers: auth },
     { label: 'leaderboard limit=100 gzip', path: `${api}/leaderboard?limit=100`, headers: { ...auth, 'accept-encoding': 'gzip' } },
     { label: 'member', path: `${api}/members/${member}`, headers: auth },
@@ -264,6 +268,12 @@ async function main (cleanups: Cleanups): Promise<void> {
   const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
   const rows: Row[] = []
   for (const e of chosen) {
+    // A writer awarding XP to members of the board through the row's runs, if it has one.
+    const writes = e.writesPerSecond === undefined
+      ? undefined
+      : setInterval(() => {
+        writer.awardXp({ guildId: GUILD, userId: member, xp: 1 }).catch((err: Error) => { console.error('award failed:', err.message) })
+      }, 1000 / e.writesPerSecond)
     // Service and bare route take turns, round after round, so that both see the same background load.
     const serviceRuns: Run[] = []
     const floorRuns: Run[] = []
@@ -307,6 +317,7 @@ async function main (cleanups: Cleanups): Promise<void> {
       const uncached = combine(uncachedRuns)
       row.uncached = { ...uncached, ratio: medianRatio(uncachedRuns, bareRuns), redisUsPerRequest: uncachedRedisUs / uncached.requests }
     }
+    clearInterval(writes)
     rows.push(row)
   }
 
