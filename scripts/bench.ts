@@ -214,7 +214,6 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, headers: auth },
     { label: `leaderboard limit=10 keys=${CONNECTIONS}`, path: `${api}/leaderboard?limit=10`, headers: auth, apiKeys: manyKeys },
     { label: 'leaderboard limit=100', path: `${api}/leaderboard?limit=100`, headers: auth },
-    { label: 'leaderboard limit=100 writes=50/s', path: `${api}/leaderboard?limit=100`, headers: auth, writesPerSecond: 50 },
     { label: `leaderboard limit=100 page=${deepPage}`, path: `${api}/leaderboard?limit=100&page=${deepPage}`, headers: auth },
     { label: 'leaderboard limit=100 gzip', path: `${api}/leaderboard?limit=100`, headers: { ...auth, 'accept-encoding': 'gzip' } },
     { label: 'member', path: `${api}/members/${member}`, headers: auth },
@@ -230,6 +229,8 @@ async function main (cleanups: Cleanups): Promise<void> {
   } else {
     console.log('(the service sends no ETag: no revalidation row)')
   }
+  // Last: its writes change every tag taken above.
+  endpoints.push({ label: 'leaderboard limit=100 writes=50/s', path: `${api}/leaderboard?limit=100`, headers: auth, writesPerSecond: 50 })
 
   // The bare server serves exactly what the service answered to each request.
   const fixtures: BareFixture[] = []
