@@ -1,7 +1,8 @@
 // Serving a read: from this instance's response cache while the server's data version (read
-// by the admission hook) is the one the body was read at, else from Redis through the reader.
-// Every 200 carries a strong ETag and Cache-Control; a body of 1 KiB or more is compressed when
-// the client accepts it; an If-None-Match that holds the current tag gets a 304.
+// by the admission hook) is the one the body was read at, else from Redis through the reader
+// (requests that miss together share one read: see readShared). Every 200 carries a strong
+// ETag and Cache-Control; a body of 1 KiB or more is compressed when the client accepts it; an
+// If-None-Match that holds the current tag gets a 304.
 //
 // A URL that was once served through its route (so passed validation, the server scope check
 // and the handler) is served again from the cache in an onRequest hook, before validation and
