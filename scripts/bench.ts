@@ -269,7 +269,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
   const rows: Row[] = []
   for (const e of chosen) {
-    // A writer awarding XP to members of the board through the row's runs, if it has one.
+    // A writer awarding XP to one member of the board through the row's runs, if the row has one.
     const writes = e.writesPerSecond === undefined
       ? undefined
       : setInterval(() => {
