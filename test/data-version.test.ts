@@ -2,7 +2,7 @@
 // caches key on: every kind of write moves it, atomically with the write; a refused write leaves
 // it, and the server's data, as they were; it never repeats, even after the data is deleted.
 import t, { type Test } from 'tap'
-import { redisFixture } from './helpers/redis-server.js'
+import { commandCalls, redisFixture } from './helpers/redis-server.js'
 import { redisNow } from '../src/redis/client.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { BULK_BATCH, LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -126,16 +126,11 @@ t.test('reads carry the version they were made at', async (t) => {
   t.not((await reader.readPage(g, 1, 10)).version, stored, 'and a read after a write sees the new one')
 })
 
-/** Calls of a command Redis has served so far (INFO commandstats). */
-async function callsOf (command: string): Promise<number> {
-  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await raw.info('commandstats'))?.[1] ?? 0)
-}
-
 t.test('version reads of one event-loop turn share one GET per server; a read in a later turn sees a write made between', async (t) => {
   const [g, h] = [await populated(), await populated()]
-  const before = await callsOf('get')
+  const before = await commandCalls(raw, 'get')
   const read = await Promise.all(Array.from({ length: 10 }, async (_, i) => await reader.version(i % 2 === 0 ? g : h)))
-  t.equal(await callsOf('get') - before, 2, 'ten reads on two servers: two GETs')
+  t.equal(await commandCalls(raw, 'get') - before, 2, 'ten reads on two servers: two GETs')
   t.same(read.filter((_, i) => i % 2 === 0), Array<string>(5).fill(String(await version(g))), 'the five reads of one server name its stored version')
   t.same(read.filter((_, i) => i % 2 === 1), Array<string>(5).fill(String(await version(h))), 'and those of the other, its own')
   await writer.awardXp({ guildId: g, userId: '2', xp: 1 })

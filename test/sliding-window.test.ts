@@ -6,7 +6,7 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-import { RedisServer } from './helpers/redis-server.js'
+import { commandCalls, RedisServer } from './helpers/redis-server.js'
 import { createRedis } from '../src/redis/client.js'
 import { BUCKETS, SlidingWindow, type LimitResult } from '../src/rate-limit/sliding-window.js'
 
@@ -257,20 +257,14 @@ t.test("time comes from Redis: the local clock jumping an hour ahead does not re
   }
 })
 
-/** Calls of a command Redis has served so far (INFO commandstats). */
-async function callsOf (command: string): Promise<number> {
-  const stats = await raw.info('commandstats')
-  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0)
-}
-
 t.test('hits made in one event-loop turn go out as one script call per key, answered as if sent one by one', async (t) => {
   const windowMs = 3000
   const [a, b] = [newKey(), newKey()]
   await limiter.hit(newKey(), 8, windowMs) // the script is loaded: no NOSCRIPT retry is counted below
-  const before = await callsOf('evalsha') + await callsOf('eval')
+  const before = await commandCalls(raw, 'evalsha') + await commandCalls(raw, 'eval')
   // 12 hits on `a` (limit 8) and 3 on `b` (limit 8), interleaved, all in this turn.
   const burst = await Promise.all(Array.from({ length: 15 }, async (_, i) => await limiter.hit(i % 5 === 4 ? b : a, 8, windowMs)))
-  const calls = await callsOf('evalsha') + await callsOf('eval') - before
+  const calls = await commandCalls(raw, 'evalsha') + await commandCalls(raw, 'eval') - before
   t.equal(calls, 2, 'two script calls for 15 hits on two keys')
   const onA = burst.filter((_, i) => i % 5 !== 4)
   const onB = burst.filter((_, i) => i % 5 === 4)

@@ -129,3 +129,8 @@ export async function redisFixture (t: Test, prefix: string): Promise<{ server: 
   t.teardown(() => { raw.disconnect() })
   return { server, redis, raw, keys: new KeyBuilder(prefix) }
 }
+
+/** Calls of `command` (lower case, as `get` or `evalsha`) the server behind `client` has served so far (INFO commandstats). */
+export async function commandCalls (client: Redis, command: string): Promise<number> {
+  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await client.info('commandstats'))?.[1] ?? 0)
+}
