@@ -2,22 +2,46 @@
 // while the server's data version (read from Redis with every request) is the one it was read
 // at, and, for a body that depends on the day, on the same UTC day. Compressed forms are made
 // once per entry, on first demand.
+//
+// The bound is on memory, not on entries: each entry is counted with every byte it holds (its
+// body in each encoding, its key and tag, and a fixed overhead for the objects around them), and
+// each body is a Buffer of exactly its own size. Node's small Buffers are slices of shared 8 KiB
+// pools, and zlib's results slices of its 16 KiB output chunks: a 38-byte gzip kept that way
+// holds 16,384 bytes, which the count would not see.
 import { LRUCache } from 'lru-cache'
 import { type ContentEncoding, entityTag } from './etag.js'
 import { utcDay } from '../reader/leaderboard-reader.js'
 import { encode } from './encoding.js'
 
-const ENTRY_OVERHEAD = 200
+/**
+ * Bytes counted for an entry besides its bodies, key and tag: the entry object, its Buffers and
+ * their backing stores, the cache's own node (measured: test/response-cache-memory.test.ts).
+ */
+export const ENTRY_OVERHEAD = 600
 
 export interface CachedBody {
-  version: string
+  readonly version: string
   /** UTC day (days since the epoch) the body was read on, when it depends on it. */
-  day: number | undefined
+  readonly day: number | undefined
   /** The entity tag, unquoted and without an encoding. */
-  tag: string
-  identity: Buffer
-  br?: Buffer
-  gzip?: Buffer
+  readonly tag: string
+  readonly identity: Buffer
+  readonly br?: Buffer
+  readonly gzip?: Buffer
+}
+
+/** `bytes` in a Buffer that owns exactly that much memory (not a slice of a larger one). */
+function ownedCopy (bytes: Uint8Array | string): Buffer {
+  const length = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length
+  const owned = Buffer.allocUnsafeSlow(length)
+  if (typeof bytes === 'string') owned.write(bytes)
+  else owned.set(bytes)
+  return owned
+}
+
+function entrySize (entry: CachedBody, key: string): number {
+  return ENTRY_OVERHEAD + key.length + entry.version.length + entry.tag.length +
+    entry.identity.length + (entry.br?.length ?? 0) + (entry.gzip?.length ?? 0)
 }
 
 export class ResponseCache {
@@ -25,12 +49,12 @@ export class ResponseCache {
 
   /** `maxBytes` 0 turns the cache off: every read goes to Redis. */
   constructor (maxBytes: number) {
-    this.#lru = maxBytes > 0
-      ? new LRUCache({
-        maxSize: maxBytes,
-        sizeCalculation: (entry, key) => ENTRY_OVERHEAD + key.length + entry.identity.length + (entry.br?.length ?? 0) + (entry.gzip?.length ?? 0)
-      })
-      : null
+    this.#lru = maxBytes > 0 ? new LRUCache({ maxSize: maxBytes, sizeCalculation: entrySize }) : null
+  }
+
+  /** Bytes the cache counts now (at most the `maxBytes` it was made with). */
+  get size (): number {
+    return this.#lru?.calculatedSize ?? 0
   }
 
   /** The entry for `key` if it was read at `version` (and on the UTC day of `nowMs`, if given). */
@@ -48,21 +72,28 @@ export class ResponseCache {
       version,
       day: nowMs === undefined ? undefined : utcDay(nowMs),
       tag: entityTag(version, nowMs),
-      identity: Buffer.from(body)
+      identity: ownedCopy(body)
     }
     this.#lru?.set(key, entry)
     return entry
   }
 
-  /** The entry's body in `encoding`, compressed on first demand and kept with the entry. */
+  /**
+   * The entry's body in `encoding`, compressed on first demand. The compressed form is kept in a
+   * new entry that replaces this one, if this one is still the cache's (lru-cache measures an
+   * entry when it is set, and would not see bytes added to an object it already holds).
+   */
   body (key: string, entry: CachedBody, encoding: ContentEncoding): Buffer {
     if (encoding === 'identity') return entry.identity
-    let encoded = entry[encoding]
-    if (encoded === undefined) {
-      encoded = entry[encoding] = encode(entry.identity, encoding)
-      // Set again so the cache accounts for the bytes just added (if the entry is still there).
-      if (this.#lru?.peek(key) === entry) this.#lru.set(key, entry)
-    }
+    const kept = entry[encoding]
+    if (kept !== undefined) return kept
+    // The cache's entry for this key holds the same body when it was read at the same version and day.
+    const current = this.#lru?.peek(key)
+    const same = current !== undefined && current.version === entry.version && current.day === entry.day
+    const known = same ? current[encoding] : undefined
+    if (known !== undefined) return known
+    const encoded = ownedCopy(encode(entry.identity, encoding))
+    if (same) this.#lru?.set(key, { ...current, [encoding]: encoded })
     return encoded
   }
 }

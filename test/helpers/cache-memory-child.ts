@@ -1,0 +1,63 @@
+// Run by test/response-cache-memory.test.ts in a process of its own (so its resident memory is
+// the app's alone): seeds a server, fills the app's response cache with distinct URLs, fetched
+// with gzip and br in turn, and prints its resident memory before and after, and the bytes
+// held in Buffers after, as JSON.
+//   node --expose-gc --import tsx test/helpers/cache-memory-child.ts REDIS_URL CACHE_MB URLS
+import { buildApp } from '../../src/app.js'
+import { parseConfig } from '../../src/config.js'
+import { createRedis } from '../../src/redis/client.js'
+import { KeyBuilder } from '../../src/redis/keys.js'
+import { LeaderboardWriter } from '../../src/writer/leaderboard-writer.js'
+import { ApiKeyStore } from '../../src/api-keys/api-keys.js'
+
+const [redisUrl = '', cacheMb = '16', urlCount = '50000'] = process.argv.slice(2)
+const GUILD = '1400000000000000001'
+const MEMBERS = 1_500
+const RADII = 40 // radius 11..50: every around body is over the compression threshold
+const config = parseConfig({
+  redisUrl,
+  redisPrefix: `mem${process.pid}`,
+  logLevel: 'silent',
+  responseCacheMb: Number(cacheMb),
+  planLimits: { free: 1e9, starter: 1e9, professional: 1e9 },
+  maxEventLoopDelayMs: 0,
+  maxInFlight: 0
+})
+const redis = createRedis({ url: redisUrl, offlineQueue: true, commandTimeoutMs: 10_000 })
+const keys = new KeyBuilder(config.redisPrefix)
+await new LeaderboardWriter(redis, keys).bulkSetMembers(GUILD, Array.from({ length: MEMBERS }, (_, i) => ({
+  userId: String(1000 + i), xp: 1000 * (i + 1), username: `a member with a longer display name, number ${i}`
+})))
+const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional' })
+const app = buildApp(config)
+await app.ready()
+
+const urls = Array.from({ length: Number(urlCount) }, (_, i) =>
+  `/api/v1/servers/${GUILD}/members/${1000 + Math.floor(i / RADII) % MEMBERS}/around?radius=${11 + i % RADII}`)
+if (new Set(urls).size !== urls.length) throw new Error(`only ${MEMBERS * RADII} distinct URLs`)
+
+let compressed = 0
+async function fetchAll (list: string[]): Promise<void> {
+  for (let i = 0; i < list.length; i += 100) {
+    await Promise.all(list.slice(i, i + 100).map(async (url, j) => {
+      const encoding = (i + j) % 2 === 0 ? 'gzip' : 'br'
+      const res = await app.inject({ url, headers: { 'x-api-key': key, 'accept-encoding': encoding } })
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+      if (res.headers['content-encoding'] === encoding) compressed++
+    }))
+  }
+}
+
+function settledRss (): number {
+  for (let i = 0; i < 3; i++) (globalThis as { gc?: () => void }).gc?.()
+  return process.memoryUsage.rss()
+}
+
+await fetchAll(urls.slice(0, 500)) // every code path warm, the allocator's arenas in use
+const before = settledRss()
+await fetchAll(urls)
+const after = settledRss()
+const { arrayBuffers, heapTotal } = process.memoryUsage()
+process.stdout.write(JSON.stringify({ before, after, arrayBuffers, heapTotal, compressed, requests: urls.length }) + '\n')
+await app.close()
+redis.disconnect()
