@@ -141,3 +141,12 @@ t.test('version reads of one event-loop turn share one GET per server; a read in
   t.equal(await reader.version(g), String(await version(g)), 'after a write, the next read has the new version')
   t.not(await reader.version(g), read[0])
 })
+
+t.test('a version read that fails in a turn fails only its own server\'s reads, not the other servers\' of that turn', async (t) => {
+  const [good, bad] = [await populated(), newGuild()]
+  await raw.hset(keys.guild(bad).version, 'not', 'a string') // GET answers WRONGTYPE for this server alone
+  const reads = await Promise.allSettled([reader.version(good), reader.version(bad), reader.version(good)])
+  t.same(reads.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled'], 'the failing server\'s read is rejected, the others are answered')
+  t.equal((reads[0] as PromiseFulfilledResult<string>).value, String(await version(good)))
+  t.match((reads[1] as PromiseRejectedResult).reason, { message: /WRONGTYPE/ })
+})

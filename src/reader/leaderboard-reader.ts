@@ -80,11 +80,18 @@ export class LeaderboardReader {
   readonly keys: KeyBuilder
   /** Redis's clock as estimated locally: it names the current period boards (Redis's clock decides). */
   readonly clock: RedisClock
-  /** Version reads of one event-loop turn: one GET per server, shared by the turn's requests. */
+  /**
+   * Version reads of one event-loop turn: one GET per server, shared by the turn's requests. A
+   * failed GET fails only its own server's reads (on a cluster, servers live on other masters).
+   */
   readonly #versions = perTurnLoader<string, string>(async (guildIds) => {
-    const unique = [...new Set(guildIds)]
-    const read = new Map(await Promise.all(unique.map(async (id) => [id, await this.redis.get(this.keys.guild(id).version) ?? '0'] as const)))
-    return guildIds.map((id) => read.get(id) as string)
+    const read = new Map<string, Promise<string | Error>>()
+    for (const id of guildIds) {
+      if (!read.has(id)) {
+        read.set(id, this.redis.get(this.keys.guild(id).version).then((v) => v ?? '0', (err: unknown) => err instanceof Error ? err : new Error(String(err))))
+      }
+    }
+    return await Promise.all(guildIds.map(async (id) => await (read.get(id) as Promise<string | Error>)))
   })
 
   constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
