@@ -167,6 +167,25 @@ t.test('two instances on one Redis with the same prefix share one count per key 
   t.equal(burst.filter((a) => a.status === 429).length, 30 - LIMITS.starter, 'the rest refused with 429')
 })
 
+t.test('a plan change reaches an instance that refused the key: admitted again within the key cache\'s lifetime, not at the refusal\'s reset', async (t) => {
+  const redisPrefix = `t${process.pid}-plan-change`
+  const window = { rateLimitWindowMs: 60 * 60_000, apiKeyCacheTtlMs: 300 } // a refusal would last for most of an hour
+  const one = await setup(t, { redisPrefix, ...window })
+  const two = await setup(t, { redisPrefix, ...window })
+  const { id, key } = await one.apiKeys.create({ guildId: GUILD, plan: 'free' })
+  for (let i = 0; i < LIMITS.free; i++) t.equal((await get(one.app, STATS, key)).status, 200)
+  const refused = await get(one.app, STATS, key)
+  t.equal(refused.status, 429, 'the free plan\'s limit reached on one instance')
+  t.ok(Number(refused.headers['retry-after']) > 60, `retry-after ${refused.headers['retry-after']} s`)
+  await one.apiKeys.setPlan(id, 'starter')
+  await sleep(400) // past API_KEY_CACHE_TTL_MS: both instances look the key up again
+  for (const [name, app] of [['the instance that refused it', one], ['the other', two]] as const) {
+    const answer = await get(app.app, STATS, key)
+    t.equal(answer.status, 200, `${name} admits it under the starter plan`)
+    t.equal(answer.headers['x-ratelimit-limit'], String(LIMITS.starter), `${name}: the starter plan's limit`)
+  }
+})
+
 // What auth.ts does, pinned here: failures (missing or invalid key) are counted per client
 // address in Redis; the one past authFailureLimit is 429 and blocks the address on that
 // instance until it may try again. While blocked, a missing key or an invalid one is 429, and so

@@ -71,10 +71,12 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
   })
   const limit = fastify.createRateLimit()
   const revalidations = new RevalidationBound(config.revalidationsPerSecond)
-  // A refused key cannot be admitted before its reset (only time lowers a count), so this
-  // instance refuses it until then without asking Redis: a key hammering past its limit costs
-  // Redis nothing.
+  // A refused key cannot be admitted before its reset (only time lowers a count) while its limit
+  // stays the same, so this instance refuses it until then without asking Redis: a key hammering
+  // past its limit costs Redis nothing. Remembered by key and limit: a plan change (seen within
+  // API_KEY_CACHE_TTL_MS, with the key's next lookup) makes Redis decide again.
   const refusedUntil = new LRUCache<string, number>({ max: 10_000, ttl: config.rateLimitWindowMs })
+  const refusalId = (key: AuthenticatedKey): string => `${key.id} ${config.planLimits[key.plan]}`
 
   function rateHeaders (reply: FastifyReply, max: number, remaining: number, resetSeconds: number): void {
     reply.header('x-ratelimit-limit', max).header('x-ratelimit-remaining', remaining).header('x-ratelimit-reset', resetSeconds)
@@ -92,7 +94,7 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
 
   fastify.decorate('admit', async function admit (request: FastifyRequest, reply: FastifyReply) {
     const key = keyOf(request)
-    const until = refusedUntil.get(key.id)
+    const until = refusedUntil.get(refusalId(key))
     if (until !== undefined && until > Date.now()) refuse(reply, key, config.planLimits[key.plan], until - Date.now())
 
     const guildId = (request.params as { guild_id?: string }).guild_id
@@ -115,7 +117,7 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
     request.dataVersion = current
     if (result.isAllowed) return
     if (result.isExceeded) {
-      refusedUntil.set(key.id, Date.now() + result.ttl)
+      refusedUntil.set(refusalId(key), Date.now() + result.ttl)
       refuse(reply, key, result.max, result.ttl)
     }
     rateHeaders(reply, result.max, result.remaining, result.ttlInSeconds)
