@@ -206,6 +206,26 @@ t.test('If-None-Match: lists, weak forms and * match; other tags do not; a 304 h
   }
 })
 
+t.test('HEAD: a 200 carries the GET\'s length; a 304 (answered from the limiter or from the cache) carries no content-length', async (t) => {
+  const { apps: [a, b], key } = await fleet(t, 2)
+  const url = `${API}/leaderboard?limit=100`
+  const full = await get(a!.app, url, { 'x-api-key': key })
+  const head = await a!.app.inject({ method: 'HEAD', url, headers: { 'x-api-key': key } })
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers['content-length'], String(full.rawPayload.length), 'the 200\'s length')
+  t.equal(head.body, '', 'and no body')
+  const etag = String(full.headers.etag)
+  // On a, the URL is cached (its answer comes before the route); on b, it was never served.
+  for (const [name, app] of [['cached', a], ['not cached', b]] as const) {
+    for (let i = 0; i < 2; i++) {
+      const res = await app!.app.inject({ method: 'HEAD', url, headers: { 'x-api-key': key, 'if-none-match': etag } })
+      t.equal(res.statusCode, 304, `${name}, HEAD #${i + 1}`)
+      t.equal(res.headers['content-length'], undefined, `${name}, HEAD #${i + 1}: no content-length`)
+      t.equal(res.headers.etag, etag)
+    }
+  }
+})
+
 t.test('a 304 does not count against the quota; a 200 does', async (t) => {
   const { apps: [a], key } = await fleet(t, 1)
   const url = `${API}/leaderboard`

@@ -5,6 +5,7 @@
 // A compressed body's tag carries its encoding (`-br`, `-gzip`), as a strong tag must; a
 // client's tag matches whatever encoding it was sent in.
 import { createHash } from 'node:crypto'
+import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { utcDay } from '../reader/leaderboard-reader.js'
 import { packageInfo } from '../package-info.js'
@@ -39,7 +40,10 @@ export function cacheHeaders (reply: FastifyReply): FastifyReply {
 
 /** A 304 for a request whose If-None-Match holds `matched` (as `matchingTag` returned it). */
 export function sendNotModified (reply: FastifyReply, matched: string): FastifyReply {
-  return cacheHeaders(reply).code(304).header('etag', matched).send()
+  cacheHeaders(reply).code(304).header('etag', matched)
+  // Fastify's HEAD routes give an empty answer `content-length: 0`, which a 304 must not carry
+  // (RFC 9110 8.6: only the 200's length, or none); an empty stream gets no length at all.
+  return reply.request.method === 'HEAD' ? reply.send(Readable.from([])) : reply.send()
 }
 
 /** The ETag header value of a body with `tag`, sent in `encoding`. */
