@@ -5,6 +5,7 @@
 import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { performance } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
@@ -124,6 +125,34 @@ t.test('Redis restarted under load: only 200 or 503 with retry-after, never a 50
   const unavailable = answers.filter((a) => a.status === 503)
   t.ok(unavailable.every((a) => a.body.code === 'service_unavailable' && a.headers['retry-after'] === '1'),
     'every 503 is service_unavailable with retry-after 1')
+})
+
+t.test('a stalled Redis (SIGSTOP): every request gets its 503 within REDIS_COMMAND_TIMEOUT_MS plus a margin, however many commands were already waiting', async (t) => {
+  const TIMEOUT_MS = 1000
+  const { app, redisServer, key } = await setup(t, { redisCommandTimeoutMs: TIMEOUT_MS })
+  t.equal((await get(app, STATS, key)).status, 200, 'served before the stall (the key is cached)')
+  process.kill(redisServer.pid, 'SIGSTOP')
+  let resumed = false
+  const resume = (): void => { if (!resumed) { resumed = true; process.kill(redisServer.pid, 'SIGCONT') } }
+  t.teardown(resume)
+  // Waves of requests while Redis stays stalled: each later wave is issued while the earlier
+  // waves' commands are still waiting, as under a poller's steady load.
+  const timed = async (url: string): Promise<{ ms: number, answer: Answer }> => {
+    const start = performance.now()
+    const answer = await get(app, url, key)
+    return { ms: performance.now() - start, answer }
+  }
+  const waves: Array<Promise<Array<{ ms: number, answer: Answer }>>> = []
+  for (let wave = 0; wave < 4; wave++) {
+    waves.push(Promise.all(Array.from({ length: 10 }, async (_, i) => await timed(i % 2 === 0 ? STATS : `${BOARD}?page=${wave + 2}`))))
+    await sleep(TIMEOUT_MS / 3)
+  }
+  const answers = (await Promise.all(waves)).flat()
+  resume()
+  for (const { answer } of answers) isUnavailable(t, answer, 1, 'a request during the stall')
+  const slowest = Math.max(...answers.map((a) => a.ms))
+  t.ok(slowest < TIMEOUT_MS * 1.5, `the slowest 503 came after ${slowest.toFixed(0)} ms (timeout ${TIMEOUT_MS} ms; the bound is 1.5x, two timeouts would be 2x)`)
+  t.equal((await until(app, STATS, key, 200)).status, 200, 'served again once Redis resumes')
 })
 
 t.test('an outage is logged by transition (one line down, one up) and a periodic summary, never per request', async (t) => {

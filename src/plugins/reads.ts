@@ -15,6 +15,7 @@ import { utcDay, type Versioned } from '../reader/leaderboard-reader.js'
 import { type CachedBody, ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
 import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
+import { withDeadline } from '../redis/deadline.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,6 +48,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
   })
   const remember = fastify.config.responseCacheMb > 0 // with the cache off there is nothing to answer from
   const { redisClock } = fastify
+  const commandTimeoutMs = fastify.config.redisCommandTimeoutMs
 
   function cached (cacheKey: string, version: string | undefined, perDay: boolean): CachedBody | undefined {
     return cache.get(cacheKey, version, perDay ? redisClock.now() : undefined)
@@ -80,7 +82,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
    */
   async function readShared<T> (reply: FastifyReply, cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>): Promise<CachedBody> {
     const fresh = async (): Promise<CachedBody> => {
-      const result = await read()
+      const result = await withDeadline(read(), commandTimeoutMs)
       return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
     }
     if (!remember || version === undefined) return await fresh()

@@ -4,7 +4,9 @@
 // so a burst costs Redis one call, not one per request, with the same answers one by one would get.
 import type { RedisClient } from '../redis/client.js'
 import type { RedisClock } from '../redis/clock.js'
+import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
+import { commandTimeoutOf } from '../redis/deadline.js'
 
 /** Slices per window: each key holds at most BUCKETS + 1 slices and two bookkeeping fields. */
 export const BUCKETS = 40
@@ -30,11 +32,13 @@ interface Hit {
 export class SlidingWindow {
   readonly redis: RedisClient
   readonly clock: RedisClock | undefined
-  readonly #hits = perTurnLoader<Hit, LimitResult>(async (hits) => await this.#runTurn(hits))
+  /** A turn's hits, answered within the client's command timeout of the turn (src/redis/deadline.ts). */
+  readonly #hits: DataLoader<Hit, LimitResult>
 
   constructor (redis: RedisClient, clock?: RedisClock) {
     this.redis = redis
     this.clock = clock
+    this.#hits = perTurnLoader(async (hits) => await this.#runTurn(hits), commandTimeoutOf(redis))
   }
 
   /** Counts one request against `key` if fewer than `limit` were admitted in the last window. */

@@ -7,7 +7,9 @@ import { boardMember, type KeyBuilder, userIdFromBoardMember } from '../redis/ke
 import { parseRecord, usernameOfRecord } from '../redis/records.js'
 import { defineCommands } from '../redis/scripts.js'
 import { RedisClock } from '../redis/clock.js'
+import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
+import { commandTimeoutOf } from '../redis/deadline.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
 import { type Period, spanOfPeriod } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
@@ -84,7 +86,17 @@ export class LeaderboardReader {
    * Version reads of one event-loop turn: one GET per server, shared by the turn's requests. A
    * failed GET fails only its own server's reads (on a cluster, servers live on other masters).
    */
-  readonly #versions = perTurnLoader<string, string>(async (guildIds) => {
+  readonly #versions: DataLoader<string, string>
+
+  constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
+    defineCommands(redis)
+    this.redis = redis
+    this.keys = keys
+    this.clock = clock
+    this.#versions = perTurnLoader(async (guildIds) => await this.#readVersions(guildIds), commandTimeoutOf(redis))
+  }
+
+  async #readVersions (guildIds: readonly string[]): Promise<Array<string | Error>> {
     const read = new Map<string, Promise<string | Error>>()
     for (const id of guildIds) {
       if (!read.has(id)) {
@@ -92,13 +104,6 @@ export class LeaderboardReader {
       }
     }
     return await Promise.all(guildIds.map(async (id) => await (read.get(id) as Promise<string | Error>)))
-  })
-
-  constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
-    defineCommands(redis)
-    this.redis = redis
-    this.keys = keys
-    this.clock = clock
   }
 
   /** Ranks (page-1)*limit+1 .. page*limit; a page past the end has no data but the real total. */

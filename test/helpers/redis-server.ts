@@ -45,6 +45,12 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`
   }
 
+  /** The running redis-server's process id (to stall it with SIGSTOP, say). */
+  get pid (): number {
+    if (this.#process === undefined) throw new Error('redis-server is not running')
+    return this.#process.pid
+  }
+
   async startProcess (): Promise<void> {
     this.#process = await launchRedisServer({
       port: this.port,
