@@ -93,3 +93,21 @@ export class ServiceUnavailableError extends LeaderboardError {
     this.retryAfterSeconds = retryAfterSeconds
   }
 }
+
+/**
+ * A write whose outcome the writer could not learn: Redis stayed unreachable (or kept refusing
+ * "not now") for the writer's whole settle timeout. It may or may not have been applied; calling
+ * again with `opId` is safe either way (applied once, the first result returned).
+ */
+export class WriteOutcomeUnknownError extends ServiceUnavailableError {
+  /** The operation id to retry with; undefined for a write that is safe to repeat as it is (settings). */
+  readonly opId: string | undefined
+  readonly operation: string
+  constructor (operation: string, opId: string | undefined, settleTimeoutMs: number, cause: unknown) {
+    super(`${operation}${opId === undefined ? '' : ` (operation id ${opId})`}: no answer from Redis within ${settleTimeoutMs} ms; ` +
+      `it may or may not have been applied: ${opId === undefined ? 'call it again' : 'retry with the same opId'} (${cause instanceof Error ? cause.message : String(cause)})`, 1)
+    this.opId = opId
+    this.operation = operation
+    this.cause = cause
+  }
+}

@@ -10,7 +10,7 @@ import { createRedis, type RedisClient, redisNow } from '../src/redis/client.js'
 import { isoWeek } from '../src/periods/periods.js'
 import { boardMember, KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
-import { InvalidParameterError } from '../src/errors.js'
+import { InvalidParameterError, WriteOutcomeUnknownError } from '../src/errors.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -20,6 +20,8 @@ const WRITERS = 4
 const AWARDS_PER_WRITER = 600
 const IN_FLIGHT = 16
 const MEMBERS = 50
+const SETTLE_IN_FLIGHT = 100
+const SETTLE_AWARDS_PER_WRITER = 3000
 
 function writerClient (): RedisClient {
   const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
@@ -115,6 +117,78 @@ t.test('awards, claims and removals under connection kills are applied once; the
   for (let i = 0; i < weekBoard.length; i += 2) inWeek.set(String(weekBoard[i]), Number(weekBoard[i + 1]))
   const wrongWeek = [...acknowledged].filter(([userId, gained]) => inWeek.get(boardMember(userId)) !== (Number(userId) <= 10 ? undefined : gained))
   t.same(wrongWeek, [], "this week's board holds exactly the acknowledged gains; removed members are off it")
+})
+
+t.test('the library settles interrupted writes itself: under connection kills, calls without an operation id of the caller\'s all resolve, and the board holds exactly their gains', async (t) => {
+  const keys = new KeyBuilder(`idem-settle${process.pid}`)
+  const clients = Array.from({ length: WRITERS }, writerClient)
+  t.teardown(() => { for (const c of clients) c.disconnect() })
+  const writers = clients.map((c) => new LeaderboardWriter(c, keys))
+  const acknowledged = new Map<string, number>()
+  const failures: string[] = []
+  const kill = killer(40)
+  // Many calls in flight per writer: auto-pipelines of dozens of commands, which a kill can cut
+  // after part of their replies arrived (ioredis then aborts the rest rather than resend them).
+  await Promise.all(writers.map(async (writer, w) => {
+    let next = 0
+    await Promise.all(Array.from({ length: SETTLE_IN_FLIGHT }, async () => {
+      while (next < SETTLE_AWARDS_PER_WRITER) {
+        const i = next++
+        const userId = String(1 + ((i * 7 + w * 13) % MEMBERS))
+        try {
+          const { gained } = await writer.awardXp({ guildId: GUILD, userId, xp: 1 + (i % 50) }) // no opId: the library makes one
+          acknowledged.set(userId, (acknowledged.get(userId) ?? 0) + gained)
+        } catch (err) {
+          failures.push(`${userId}: ${String(err)}`)
+        }
+      }
+    }))
+  }))
+  const claims = await Promise.allSettled(Array.from({ length: MEMBERS }, async (_, i) =>
+    await (writers[i % WRITERS] as LeaderboardWriter).claimDaily({ guildId: GUILD, userId: String(i + 1) })))
+  const kills = await kill.stop()
+  t.ok(kills >= 5, `${kills} connections killed during the run`)
+  t.same(failures.slice(0, 5), [], `every one of ${WRITERS * SETTLE_AWARDS_PER_WRITER} awards resolved (${failures.length} rejected)`)
+  t.same(claims.filter((c) => c.status === 'rejected').map((c) => String((c as PromiseRejectedResult).reason)).slice(0, 5), [],
+    'every daily claim resolved, none as "already claimed"')
+  const check = new Redis(server.url)
+  t.teardown(() => { check.disconnect() })
+  const k = keys.guild(GUILD)
+  const wrong = []
+  for (const [userId, gained] of acknowledged) {
+    const onBoard = Number(await check.zscore(k.board, boardMember(userId)))
+    if (onBoard !== gained) wrong.push(`${userId}: board ${onBoard}, acknowledged ${gained}`)
+  }
+  t.same(wrong, [], 'each member holds exactly the XP of the awards it was told of')
+  t.equal(Number(await check.hget(k.stats, 'xp_total')), [...acknowledged.values()].reduce((a, b) => a + b, 0), 'xp_total too')
+})
+
+t.test('a write that cannot be settled within settleTimeoutMs rejects with WriteOutcomeUnknownError and its operation id; retrying with that id applies it once', async (t) => {
+  const stalled = await RedisServer.start()
+  t.teardown(async () => { await stalled.close() })
+  const keys = new KeyBuilder(`idem-unknown${process.pid}`)
+  const redis = createRedis({ url: stalled.url, offlineQueue: true, commandTimeoutMs: 200 })
+  redis.on('error', () => {})
+  t.teardown(() => { redis.disconnect() })
+  const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 800 })
+  const ref = { guildId: GUILD, userId: '7' }
+  await writer.awardXp({ ...ref, xp: 10 })
+  process.kill(stalled.pid, 'SIGSTOP')
+  let resumed = false
+  const resume = (): void => { if (!resumed) { resumed = true; process.kill(stalled.pid, 'SIGCONT') } }
+  t.teardown(resume)
+  const failed = await writer.awardXp({ ...ref, xp: 5 }).then(() => null, (err: unknown) => err)
+  resume()
+  t.ok(failed instanceof WriteOutcomeUnknownError, `rejected with WriteOutcomeUnknownError (${String(failed)})`)
+  const { opId, operation, code } = failed as WriteOutcomeUnknownError
+  t.match(opId, /^[A-Za-z0-9_-]{16}$/, 'carrying the operation id the library made')
+  t.equal(operation, 'awardXp')
+  t.equal(code, 'service_unavailable')
+  // The stalled command may have been applied once Redis resumed; the retry applies it at most once in all.
+  const retried = await writer.awardXp({ ...ref, xp: 5, opId })
+  t.same(retried, { gained: 5, xp: 15 }, 'the retry with that id reports the award')
+  t.equal(Number(await redis.zscore(keys.guild(GUILD).board, boardMember('7'))), 15, 'applied once')
+  t.same(await writer.awardXp({ ...ref, xp: 5, opId }), retried, 'and again: the first result, nothing applied')
 })
 
 t.test('an operation id is remembered: a retry returns the first result and changes nothing, for every kind of write', async (t) => {

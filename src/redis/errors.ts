@@ -32,7 +32,8 @@ export const UNREACHABLE_RETRY_AFTER_SECONDS = 1
 
 const TIMEOUT = /Command timed out/
 const UNREACHABLE_MESSAGES = /Stream isn't writeable|Connection is closed|Cluster isn't ready|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EPIPE|None of startup nodes is available|Failed to refresh slots cache/
-const UNREACHABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError'])
+// AbortError: ioredis's answer to the commands of an auto-pipeline that a dropped connection left unanswered.
+const UNREACHABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'AbortError'])
 
 /** The "not now" reading of `error`, or null when it is something else (a 500). */
 export function redisUnavailability (error: unknown, client?: RedisClient): Unavailability | null {

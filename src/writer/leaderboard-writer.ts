@@ -9,7 +9,10 @@ import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys } from './operations.js'
 import { type Curve, CURVES, isCurve, MAX_XP } from '../levels/curves.js'
-import { DailyClaimRefusedError, InvalidParameterError, XpLimitError } from '../errors.js'
+import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
+import { redisUnavailability } from '../redis/errors.js'
+import { withDeadline } from '../redis/deadline.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD, parseMultiplier
 } from '../validation.js'
@@ -44,7 +47,20 @@ export interface WriterOptions {
    * once). Default: the local clock, corrected by what the scripts report.
    */
   clock?: RedisClock
+  /**
+   * How long a write whose outcome is unknown (the connection dropped or timed out before Redis
+   * answered, or Redis refused "not now") is sent again with the same operation id, until Redis
+   * answers; past it the call rejects with WriteOutcomeUnknownError, which carries the operation
+   * id to retry with (default 10 s).
+   */
+  settleTimeoutMs?: number
 }
+
+/** Default WriterOptions.settleTimeoutMs. */
+export const DEFAULT_SETTLE_TIMEOUT_MS = 10_000
+/** First pause before a write is sent again; it doubles up to SETTLE_MAX_PAUSE_MS, with jitter. */
+const SETTLE_FIRST_PAUSE_MS = 25
+const SETTLE_MAX_PAUSE_MS = 1000
 
 export interface AwardResult {
   /** XP actually added: floor(award * multiplier). */
@@ -165,6 +181,7 @@ export class LeaderboardWriter {
   readonly keys: KeyBuilder
 
   readonly operationWindowMs: number
+  readonly settleTimeoutMs: number
   /** Redis's clock as the write scripts last reported it, to name the current period boards. */
   readonly #clock: RedisClock
 
@@ -174,6 +191,30 @@ export class LeaderboardWriter {
     this.keys = keys
     this.#clock = options.clock ?? new RedisClock()
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
+    this.settleTimeoutMs = assertInteger('settleTimeoutMs', options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS, 1, 3600 * 1000)
+  }
+
+  /**
+   * Runs `send` (one write, named by `opId` so that a resend is applied once) until Redis answers:
+   * when a try fails without an answer (a dropped connection aborts an auto-pipeline's commands, a
+   * timeout, Redis refusing "not now"), the same operation is sent again after a pause, until
+   * settleTimeoutMs has passed since the call; then WriteOutcomeUnknownError. Any other error (a
+   * refusal by the rules, a bug) is the call's answer.
+   */
+  async #settle<T> (operation: string, opId: string | undefined, send: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.settleTimeoutMs
+    for (let pause = SETTLE_FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, SETTLE_MAX_PAUSE_MS)) {
+      let failure: unknown
+      try {
+        return await withDeadline(send(), Math.max(1, deadline - Date.now()))
+      } catch (err) {
+        if (redisUnavailability(err, this.redis) === null) throw err
+        failure = err
+      }
+      const left = deadline - Date.now()
+      if (left <= 0) throw new WriteOutcomeUnknownError(operation, opId, this.settleTimeoutMs, failure)
+      await sleep(Math.min(left, pause / 2 + Math.random() * pause / 2))
+    }
   }
 
   /** Adds floor(xp * the server's multiplier) to a member, creating it if needed. */
@@ -183,10 +224,10 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, xp, gained = 0] = await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
       await this.redis.awardXp(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
         this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label),
-        boardMember(userId), award, username, MAX_XP, op.opId, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month))))
+        boardMember(userId), award, username, MAX_XP, op.opId, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month)))))
     if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
@@ -200,8 +241,8 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.redis.setXp(k.board, k.members, k.stats, k.version, op.current, op.previous,
-      boardMember(userId), xp, username, op.opId, op.ttlMs)
+    return await this.#settle('setXp', op.opId, async () => await this.redis.setXp(k.board, k.members, k.stats, k.version, op.current, op.previous,
+      boardMember(userId), xp, username, op.opId, op.ttlMs))
   }
 
   /** Records a member's display name. Returns false (and stores nothing) for a non-member. */
@@ -210,8 +251,8 @@ export class LeaderboardWriter {
     const username = assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.redis.setUsername(k.board, k.members, k.version, op.current, op.previous,
-      boardMember(userId), username, op.opId, op.ttlMs) === MemberWriteStatus.done
+    return await this.#settle('setUsername', op.opId, async () => await this.redis.setUsername(k.board, k.members, k.version, op.current, op.previous,
+      boardMember(userId), username, op.opId, op.ttlMs)) === MemberWriteStatus.done
   }
 
   /** Removes a member and all its data. Returns false when it was not a member. */
@@ -219,10 +260,10 @@ export class LeaderboardWriter {
     const { guildId, userId } = this.#ref(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [removed] = await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [removed] = await this.#settle('removeMember', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
       await this.redis.removeMember(k.board, k.members, k.stats, k.version, op.current, op.previous,
         ...[p.week, p.lastWeek, p.month, p.lastMonth].map((span) => this.keys.period(guildId, span.label)) as [string, string, string, string],
-        boardMember(userId), op.opId, op.ttlMs, p.from, p.until)))
+        boardMember(userId), op.opId, op.ttlMs, p.from, p.until))))
     return removed === MemberWriteStatus.done
   }
 
@@ -241,8 +282,8 @@ export class LeaderboardWriter {
     }
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, value, claimedAt] = await this.redis.dailyClaim(k.board, k.members, k.version, op.current, op.previous,
-      boardMember(userId), at, MAX_CLAIM_AHEAD_MS, op.opId, op.ttlMs)
+    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await this.redis.dailyClaim(k.board, k.members, k.version, op.current, op.previous,
+      boardMember(userId), at, MAX_CLAIM_AHEAD_MS, op.opId, op.ttlMs))
     const when = new Date(value).toISOString()
     switch (status) {
       case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
@@ -263,7 +304,8 @@ export class LeaderboardWriter {
     const hundredths = settings.multiplier === undefined ? '' : parseMultiplier(settings.multiplier)
     if (curve === '' && hundredths === '') throw new InvalidParameterError('give a curve or a multiplier to set')
     const k = this.keys.guild(guildId)
-    await this.redis.configureGuild(k.settings, k.version, curve, hundredths)
+    // Settings are absolute: sending them again is safe without an operation id.
+    await this.#settle('configureGuild', undefined, async () => await this.redis.configureGuild(k.settings, k.version, curve, hundredths))
   }
 
   /**
