@@ -57,6 +57,14 @@ closeWithGrace({
   await localRedis?.stop()
 })
 
+// Apart from listen, so that a failure while starting (the metrics listener's port taken, say)
+// is not reported as the API's port.
+try {
+  await app.ready()
+} catch (err) {
+  await localRedis?.stop()
+  fail((err as Error).message)
+}
 try {
   await app.listen({ port: config.port, host: config.host })
 } catch (err) {

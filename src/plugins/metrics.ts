@@ -111,7 +111,11 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     })
   })
   server.listen(metricsPort, host)
-  await once(server, 'listening')
+  try {
+    await once(server, 'listening')
+  } catch (err) {
+    throw new Error(`cannot listen on ${host}:${metricsPort} for metrics (METRICS_PORT): ${(err as Error).message}`)
+  }
   fastify.log.info({ port: fastify.metricsAddress()?.port }, 'metrics served at /metrics')
   fastify.addHook('onClose', async () => {
     server?.closeAllConnections()
