@@ -1,4 +1,4 @@
-// API-key authentication and server scope.
+// API-key authentication, and the rule of server scope (applied by the admission hook).
 //
 // A key is looked up in Redis at most once per API_KEY_CACHE_TTL_MS per instance (3 s by
 // default), so a revoked key is refused everywhere within that time, and the common request
@@ -14,9 +14,7 @@ import { apiKeyId, hashApiKey, type KeyCheck } from '../api-keys/api-keys.js'
 import { type ClientAddress, clientAddress } from '../http/client-address.js'
 import { withDeadline } from '../redis/deadline.js'
 import type { Plan } from '../api-keys/plans.js'
-import {
-  ForbiddenError, InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError
-} from '../errors.js'
+import { InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError } from '../errors.js'
 
 export interface AuthenticatedKey {
   id: string
@@ -32,12 +30,19 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook: sets request.apiKey or refuses with 401/429. */
     authenticate: (request: FastifyRequest) => Promise<void>
-    /** preValidation hook: refuses with 403 a key used on another server. */
-    authorizeGuild: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
     apiKey: AuthenticatedKey | null
   }
+}
+
+/**
+ * Whether `key` may read server `guildId`: the one rule of server scope. The admission hook
+ * applies it once per request, before any answer (a cached one included) and before any read
+ * of the server's data (src/plugins/admission.ts).
+ */
+export function keyCoversServer (key: AuthenticatedKey, guildId: string | undefined): guildId is string {
+  return guildId !== undefined && key.guildId === guildId
 }
 
 /** How long a key seen valid is spared its address's lockout, and how many such keys are kept. */
@@ -103,12 +108,5 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
       return await refuse(clientAddress(request), new InvalidApiKeyError())
     }
     request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan }
-  })
-
-  fastify.decorate('authorizeGuild', async function authorizeGuild (request: FastifyRequest) {
-    const { guild_id: guildId } = request.params as { guild_id?: string }
-    if (request.apiKey === null || guildId === undefined || request.apiKey.guildId !== guildId) {
-      throw new ForbiddenError(guildId ?? '')
-    }
   })
 }, { name: 'auth', dependencies: ['config', 'redis', 'api-keys', 'sliding-window'] })

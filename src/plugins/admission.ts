@@ -1,5 +1,8 @@
-// Admission of an authenticated request: the per-key rate limit by plan, through
-// @fastify/rate-limit with our sliding-window store, and conditional requests.
+// Admission of an authenticated request, in order: a refusal this instance remembers, the
+// per-key rate limit by plan (@fastify/rate-limit with our sliding-window store, read through one
+// plain verdict), the server scope (one rule, auth.ts's keyCoversServer), and conditional
+// requests. Then the cached answer, if any (src/plugins/reads.ts), and else validation and the
+// route.
 //
 // The limiter and the read of the server's data version go to Redis together, in one round
 // trip; the version lets the route serve its cached body (src/plugins/reads.ts). A request whose
@@ -12,13 +15,13 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { slidingWindowStore } from '../rate-limit/store.js'
-import { RateLimitedError } from '../errors.js'
+import { ForbiddenError, RateLimitedError } from '../errors.js'
 import { bodyDependsOnDay, entityTag, matchingTag, sendNotModified } from '../http/etag.js'
-import type { AuthenticatedKey } from './auth.js'
+import { type AuthenticatedKey, keyCoversServer } from './auth.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** onRequest hook: counts the request (or answers 304) and reads the server's data version. */
+    /** onRequest hook: counts the request, checks its server scope (403), answers 304 or reads the server's data version. */
     admit: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
   }
   interface FastifyRequest {
@@ -32,8 +35,18 @@ declare module 'fastify' {
 }
 
 function keyOf (request: FastifyRequest): AuthenticatedKey {
-  if (request.apiKey === null) throw new Error('rate limit reached before authentication')
+  if (request.apiKey === null) throw new Error('admission reached before authentication')
   return request.apiKey
+}
+
+/** The limiter's answer for one request. */
+interface Verdict {
+  /** Counted and admitted (a refused request is not counted). */
+  admitted: boolean
+  limit: number
+  remaining: number
+  /** Ms until the count falls (admitted), or until one more request would be admitted (refused). */
+  resetMs: number
 }
 
 /** Free revalidations per key on this instance, counted in the current second. */
@@ -59,7 +72,7 @@ class RevalidationBound {
   }
 }
 
-export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
+export default fp(async function admissionPlugin (fastify: FastifyInstance) {
   const { config, leaderboard, redisClock } = fastify
   await fastify.register(rateLimit, {
     global: false,
@@ -69,7 +82,13 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
     timeWindow: config.rateLimitWindowMs,
     skipOnError: false // Redis down means 503, never unlimited
   })
-  const limit = fastify.createRateLimit()
+  const rateLimiter = fastify.createRateLimit()
+  /** Counts the request (or, with `increment` false, only reads its key's count). */
+  async function limit (request: FastifyRequest, increment: boolean): Promise<Verdict> {
+    const result = await rateLimiter(request, { increment })
+    if (result.isAllowed) throw new Error('no allow-list is configured, so every request is counted')
+    return { admitted: !result.isExceeded, limit: result.max, remaining: result.remaining, resetMs: result.ttl }
+  }
   const revalidations = new RevalidationBound(config.revalidationsPerSecond)
   // A refused key cannot be admitted before its reset (only time lowers a count) while its limit
   // stays the same, so this instance refuses it until then without asking Redis: a key hammering
@@ -78,15 +97,15 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
   const refusedUntil = new LRUCache<string, number>({ max: 10_000, ttl: config.rateLimitWindowMs })
   const refusalId = (key: AuthenticatedKey): string => `${key.id} ${config.planLimits[key.plan]}`
 
-  function rateHeaders (reply: FastifyReply, max: number, remaining: number, resetSeconds: number): void {
-    reply.header('x-ratelimit-limit', max).header('x-ratelimit-remaining', remaining).header('x-ratelimit-reset', resetSeconds)
+  function rateHeaders (reply: FastifyReply, { limit, remaining, resetMs }: Verdict): void {
+    reply.header('x-ratelimit-limit', limit).header('x-ratelimit-remaining', remaining).header('x-ratelimit-reset', Math.ceil(resetMs / 1000))
   }
 
-  function refuse (reply: FastifyReply, key: AuthenticatedKey, max: number, ttlMs: number): never {
-    const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
-    rateHeaders(reply, max, 0, seconds)
+  function refuse (reply: FastifyReply, key: AuthenticatedKey, limit: number, resetMs: number): never {
+    const seconds = Math.max(1, Math.ceil(resetMs / 1000))
+    reply.header('x-ratelimit-limit', limit).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', seconds)
     throw new RateLimitedError(
-      `rate limit of ${max} requests per ${config.rateLimitWindowMs / 1000} s exceeded for this API key (${key.plan} plan); retry in ${seconds} s`,
+      `rate limit of ${limit} requests per ${config.rateLimitWindowMs / 1000} s exceeded for this API key (${key.plan} plan); retry in ${seconds} s`,
       seconds)
   }
 
@@ -97,29 +116,32 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
     const until = refusedUntil.get(refusalId(key))
     if (until !== undefined && until > Date.now()) refuse(reply, key, config.planLimits[key.plan], until - Date.now())
 
+    // The server scope, decided once: a key outside it gets its 403 below, counted, and no
+    // version, so nothing of the server's (not a cached answer either) can reach it.
     const guildId = (request.params as { guild_id?: string }).guild_id
+    const covered = keyCoversServer(key, guildId)
     // Issued now, beside the limiter's script: one round trip for both.
-    const version = guildId === key.guildId ? leaderboard.version(guildId) : undefined
+    const version = covered ? leaderboard.version(guildId) : undefined
     version?.catch(() => {}) // awaited below; a failure is the limiter's to report first
 
     const ifNoneMatch = request.headers['if-none-match']
     if (version !== undefined && ifNoneMatch !== undefined && revalidations.take(key.id)) {
-      const [current, peek] = await Promise.all([version, limit(request, { increment: false })])
+      const [current, peek] = await Promise.all([version, limit(request, false)])
       request.dataVersion = current
       const tag = matchingTag(ifNoneMatch, entityTag(current, bodyDependsOnDay(request) ? redisClock.now() : undefined))
-      if (tag !== null && !peek.isAllowed) {
-        rateHeaders(reply, peek.max, peek.remaining, peek.ttlInSeconds)
+      if (tag !== null) {
+        rateHeaders(reply, peek)
         return await sendNotModified(reply, tag)
       }
     }
 
-    const [result, current] = await Promise.all([limit(request), version])
+    const [verdict, current] = await Promise.all([limit(request, true), version])
     request.dataVersion = current
-    if (result.isAllowed) return
-    if (result.isExceeded) {
-      refusedUntil.set(refusalId(key), Date.now() + result.ttl)
-      refuse(reply, key, result.max, result.ttl)
+    if (!verdict.admitted) {
+      refusedUntil.set(refusalId(key), Date.now() + verdict.resetMs)
+      refuse(reply, key, verdict.limit, verdict.resetMs)
     }
-    rateHeaders(reply, result.max, result.remaining, result.ttlInSeconds)
+    rateHeaders(reply, verdict)
+    if (!covered) throw new ForbiddenError(guildId ?? '')
   })
-}, { name: 'rate-limit', dependencies: ['config', 'redis', 'leaderboard-reader', 'sliding-window', 'auth'] })
+}, { name: 'admission', dependencies: ['config', 'redis', 'leaderboard-reader', 'sliding-window', 'auth'] })
