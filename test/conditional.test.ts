@@ -140,6 +140,53 @@ t.test('a URL served before is served again from the cache (before validation an
   t.equal(after.json().data[0].user_id, '11', 'after a write, the served URL shows it')
 })
 
+/** The read script behind one of READS. */
+function readScriptOf (url: string): string {
+  const byPath: Array<[RegExp, string]> = [[/around/, 'around'], [/ids=/, 'memberBatch'], [/members\//, 'member'], [/stats/, 'guildStats'], [/period=/, 'periodPage']]
+  return byPath.find(([pattern]) => pattern.test(url))?.[1] ?? 'leaderboardPage'
+}
+
+t.test('a repeated request takes the cached answer: no validation, no handler, no read script', async (t) => {
+  const routed: string[] = [] // requests that reached validation (so the route)
+  const a = await buildTestApp(t, server.url, { redisPrefix: `cond${process.pid}-fast` }, (app) => {
+    app.addHook('preValidation', async (request) => { routed.push(request.url) })
+  })
+  const { key } = await a.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  for (let i = 1; i <= 20; i++) await a.writer.awardXp({ guildId: GUILD, userId: String(10 + i), xp: 100 * i })
+  for (const url of READS) {
+    const first = await get(a.app, url, { 'x-api-key': key })
+    t.equal(first.statusCode, 200)
+    t.same(routed, [url], `${url}: the first request goes through validation and the route`)
+    routed.length = 0
+    const reads = await scriptCalls(scriptSha(readScriptOf(url)), async () => {
+      for (let i = 0; i < 3; i++) {
+        const again = await get(a.app, url, { 'x-api-key': key })
+        t.equal(again.statusCode, 200)
+        t.equal(again.body, first.body)
+      }
+    })
+    t.same(routed, [], `${url}: the next three are answered before validation`)
+    t.equal(reads, 0, `${url}: and read nothing from Redis but the limiter and the version`)
+  }
+})
+
+t.test('the cache key is derived from every validated parameter: each variant of a read gets its own body', async (t) => {
+  const { apps: [a], key } = await fleet(t, 1)
+  const uncached = await buildTestApp(t, server.url, { redisPrefix: a!.config.redisPrefix, responseCacheMb: 0 })
+  const variants = ['', '?limit=5', '?limit=5&page=2', '?page=2&limit=5', '?period=week', '?period=month', '?period=last_week', '?limit=3&period=week']
+  for (let round = 0; round < 2; round++) {
+    for (const query of variants) {
+      const url = `${API}/leaderboard${query}`
+      const cached = await get(a!.app, url, { 'x-api-key': key })
+      t.equal(cached.body, (await get(uncached.app, url, { 'x-api-key': key })).body, `${url} (round ${round + 1}): the body a read without a cache gives`)
+    }
+  }
+  for (const radius of ['1', '2']) {
+    const url = `${API}/members/15/around?radius=${radius}`
+    t.equal((await get(a!.app, url, { 'x-api-key': key })).body, (await get(uncached.app, url, { 'x-api-key': key })).body, url)
+  }
+})
+
 /** The SHA of a script in src/redis/commands, as EVALSHA names it. */
 function scriptSha (name: string): string {
   const lua = scripts().find((s) => s.name === name)?.lua

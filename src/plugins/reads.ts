@@ -21,10 +21,26 @@ declare module 'fastify' {
   interface FastifyInstance {
     /**
      * Answers with the body that `read` returns (serialized by the route's 200 schema), or with
-     * the cached one for `cacheKey` when it is current. `read` may throw (a 404, say).
+     * the cached one for the request's route and validated parameters when it is current. `read`
+     * may throw (a 404, say).
      */
-    serveRead: <T>(request: FastifyRequest, reply: FastifyReply, cacheKey: string, read: () => Promise<Versioned<T>>) => Promise<FastifyReply>
+    serveRead: <T>(request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) => Promise<FastifyReply>
   }
+}
+
+/**
+ * The cache key of a read: its route and every validated parameter of its path and query (with
+ * the defaults validation filled in), in a fixed order. Derived, never written by a route, so no
+ * parameter a body depends on can be left out of it.
+ */
+export function readCacheKey (request: FastifyRequest): string {
+  return `${request.routeOptions.url ?? ''} ${canonical(request.params)}?${canonical(request.query)}`
+}
+
+function canonical (values: unknown): string {
+  if (values === null || typeof values !== 'object') return ''
+  const record = values as Record<string, unknown>
+  return Object.keys(record).sort().map((name) => `${name}=${String(record[name])}`).join('&')
 }
 
 /** What a URL served through its route is served from: its cached body's key, and whether the body depends on the day. */
@@ -97,7 +113,8 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     return await pending
   }
 
-  fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, cacheKey: string, read: () => Promise<Versioned<T>>) {
+  fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) {
+    const cacheKey = readCacheKey(request)
     const perDay = bodyDependsOnDay(request)
     const entry = cached(cacheKey, request.dataVersion, perDay) ?? await readShared(reply, cacheKey, request.dataVersion, perDay, read)
     if (remember && request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })

@@ -19,8 +19,12 @@ export interface TestApp {
 
 let prefixes = 0
 
-/** The app on `redisUrl`, under a key prefix of its own unless one is given. */
-export async function buildTestApp (t: Test, redisUrl: string, overrides: Partial<Config> = {}): Promise<TestApp> {
+/**
+ * The app on `redisUrl`, under a key prefix of its own unless one is given; `prepare` may add
+ * hooks before it is ready (so they reach every route).
+ */
+export async function buildTestApp (t: Test, redisUrl: string, overrides: Partial<Config> = {},
+  prepare?: (app: ReturnType<typeof buildApp>) => void): Promise<TestApp> {
   // No load shedding unless a test asks for it (test/load-shedding.test.ts): on a busy CI machine
   // the event loop of a test process can lag past the production threshold.
   const config = parseConfig({
@@ -28,6 +32,7 @@ export async function buildTestApp (t: Test, redisUrl: string, overrides: Partia
   })
   const app = buildApp(config)
   t.teardown(async () => { await app.close() })
+  prepare?.(app)
   await app.ready()
   const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, offlineQueue: true })
   redis.on('error', () => {}) // tests that stop Redis expect this connection to fail

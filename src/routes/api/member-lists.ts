@@ -26,7 +26,7 @@ const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { guild_id: guildId, user_id: userId } = request.params
     const { radius = RADIUS_DEFAULT } = request.query
-    return await fastify.serveRead(request, reply, `${guildId} around ${userId} ${radius}`, async () =>
+    return await fastify.serveRead(request, reply, async () =>
       memberFound(await leaderboard.readAround(guildId, userId, radius), guildId, userId))
   })
 
@@ -46,7 +46,7 @@ const memberListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { guild_id: guildId } = request.params
     const { ids } = request.query
-    return await fastify.serveRead(request, reply, `${guildId} members ${ids}`,
+    return await fastify.serveRead(request, reply,
       async () => await leaderboard.readMembers(guildId, ids.split(',')))
   })
 }

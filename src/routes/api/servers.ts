@@ -1,5 +1,6 @@
-// GET /servers/{guild_id}/leaderboard, /members/{user_id} and /stats. Each handler names its
-// response in the cache and the read that makes it; src/plugins/reads.ts does the rest.
+// GET /servers/{guild_id}/leaderboard, /members/{user_id} and /stats. Each route declares what
+// its body depends on (its validated parameters, and in `etagPerDay` whether the UTC day) and
+// the read that makes it; src/plugins/reads.ts derives the cache key and the ETag from that.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { ReadRequestHeaders } from '../../schemas/headers.js'
@@ -30,7 +31,7 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const { guild_id: guildId } = request.params
     // Validation has filled in the defaults; the fallbacks only satisfy the type.
     const { page = 1, limit = LIMIT_DEFAULT, period = 'all' } = request.query
-    return await fastify.serveRead(request, reply, `${guildId} leaderboard ${page} ${limit} ${period}`,
+    return await fastify.serveRead(request, reply,
       async () => await leaderboard.readPage(guildId, page, limit, period))
   })
 
@@ -47,7 +48,7 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     compress: false
   }, async (request, reply) => {
     const { guild_id: guildId, user_id: userId } = request.params
-    return await fastify.serveRead(request, reply, `${guildId} member ${userId}`, async () =>
+    return await fastify.serveRead(request, reply, async () =>
       memberFound(await leaderboard.readMember(guildId, userId), guildId, userId))
   })
 
@@ -63,7 +64,7 @@ const serverRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     compress: false
   }, async (request, reply) => {
     const { guild_id: guildId } = request.params
-    return await fastify.serveRead(request, reply, `${guildId} stats`, async () => await leaderboard.readStats(guildId))
+    return await fastify.serveRead(request, reply, async () => await leaderboard.readStats(guildId))
   })
 }
 
