@@ -150,10 +150,14 @@ t.test('a request that arrives while the instance is closing is 503 service_unav
   t.equal(refused.headers.connection, 'close', 'and connection: close')
 
   release()
+  const releasedAt = Date.now()
   const finished = await inFlight
   t.equal(finished.status, 200, 'the request in flight when the close began finished with 200')
   t.same(finished.body, { done: true })
   await closing
+  // Its connection is closed once idle, not left to its keep-alive timeout (a minute) holding the close.
+  const closedAfter = Date.now() - releasedAt
+  t.ok(closedAfter < 10_000, `the close completed ${closedAfter} ms after the answer (keep-alive timeout: 60 s)`)
 })
 
 t.test('x-request-id from a client is used only when it matches ^[A-Za-z0-9._:-]{1,128}$', async (t) => {

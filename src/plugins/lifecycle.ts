@@ -23,6 +23,8 @@ declare module 'fastify' {
 
 /** Seconds a client refused by a closing instance is told to wait (another instance serves). */
 const CLOSING_RETRY_AFTER_SECONDS = 1
+/** How often a closing instance closes the connections that went idle since it last looked. */
+const CLOSING_SWEEP_MS = 50
 
 export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   let draining = false
@@ -41,8 +43,15 @@ export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
     reply.header('connection', 'close')
     done(closing ? new ServiceUnavailableError('this instance is shutting down; retry', CLOSING_RETRY_AFTER_SECONDS) : undefined)
   })
+  // Fastify closes the connections that are idle when the close begins; one whose request was
+  // still in flight turns idle only when its answer is sent, and would then stay open until its
+  // keep-alive timeout (a minute), holding the close. So idle connections are closed again every
+  // CLOSING_SWEEP_MS until the server has closed.
+  let sweep: NodeJS.Timeout | undefined
   fastify.addHook('preClose', async () => {
     draining = true
     closing = true
+    sweep = setInterval(() => { fastify.server.closeIdleConnections() }, CLOSING_SWEEP_MS).unref()
   })
+  fastify.addHook('onClose', async () => { clearInterval(sweep) })
 }, { name: 'lifecycle' })
