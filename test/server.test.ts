@@ -7,15 +7,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
+import { built } from './helpers/built.js'
 import { RedisServer } from './helpers/redis-server.js'
 
-const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url))
-// Absolute, so the child finds tsx whatever its working directory.
-const TSX = import.meta.resolve('tsx')
+const SERVER = built('server.js')
 
 interface Run {
   child: ChildProcess
@@ -25,7 +23,7 @@ interface Run {
 }
 
 function startServer (t: Test, cwd: string, env: NodeJS.ProcessEnv): Run {
-  const child = spawn(process.execPath, ['--import', TSX, SERVER], {
+  const child = spawn(process.execPath, [SERVER], {
     cwd,
     // NODE_OPTIONS carries tap's process hooks; the server runs as a user would run it. No drain
     // on SIGTERM: nothing is in flight, and test/shutdown.test.ts pins the drain. No shedding by

@@ -7,16 +7,15 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { Agent, request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
+import { built } from './helpers/built.js'
 
-const SERVER = fileURLToPath(new URL('../src/server.ts', import.meta.url))
-const TSX = import.meta.resolve('tsx')
+const SERVER = built('server.js')
 const GUILD = '1700000000000000001'
 const STATS = `/api/v1/servers/${GUILD}/stats`
 const DRAIN_MS = 2000
@@ -49,7 +48,7 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
   t.teardown(() => { redis.disconnect() })
   const { key } = await new ApiKeyStore(redis, new KeyBuilder(prefix)).create({ guildId: GUILD, plan: 'professional' })
 
-  const child = spawn(process.execPath, ['--import', TSX, SERVER], {
+  const child = spawn(process.execPath, [SERVER], {
     env: {
       PATH: process.env.PATH,
       NODE_OPTIONS: '',

@@ -1,12 +1,10 @@
-// The CLI as a user runs it: a child process (`node --import tsx src/cli/main.ts`, the quickest
-// start, ~0.5 s) against a given Redis, with what it printed and its exit code. Each run costs
-// about half a second of CPU, nearly all of it tsx starting up, so tests run them side by side,
-// but at most `atOnce` start together: more only make each one slower to start on two cores.
+// The CLI as a user runs it: a child process (`node dist/cli/main.js`, built by ./built.ts)
+// against a given Redis, with what it printed and its exit code. Each run costs about half a
+// second of CPU, nearly all of it starting up, so tests run them side by side, but at most
+// `atOnce` start together: more only make each one slower to start on two cores.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+import { built, ROOT } from './built.js'
 
 export interface CliRun { code: number | null, stdout: string, stderr: string }
 
@@ -20,7 +18,7 @@ export function cliRunner (t: Test, baseEnv: Record<string, string>, atOnce = 3)
   const waiting: Array<() => void> = []
 
   const run = async (args: string[], env: Record<string, string>): Promise<CliRun> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [built('cli/main.js'), ...args], {
       cwd: ROOT,
       // NODE_OPTIONS carries tap's process-tracking hook, which only slows each start further.
       env: { ...process.env, NODE_OPTIONS: '', ...baseEnv, ...env },
