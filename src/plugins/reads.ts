@@ -16,6 +16,7 @@ import { type CachedBody, ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
 import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
 import { withDeadline } from '../redis/deadline.js'
+import { followingRedirects } from '../redis/errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -98,7 +99,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
    */
   async function readShared<T> (reply: FastifyReply, cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>): Promise<CachedBody> {
     const fresh = async (): Promise<CachedBody> => {
-      const result = await withDeadline(read(), commandTimeoutMs)
+      const result = await withDeadline(followingRedirects(read), commandTimeoutMs)
       return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
     }
     if (!remember || version === undefined) return await fresh()

@@ -24,7 +24,33 @@ export const NOT_NOW_REPLIES: Readonly<Record<string, number>> = {
   MASTERDOWN: 1,
   CLUSTERDOWN: 1,
   TRYAGAIN: 1,
-  NOREPLICAS: 1
+  NOREPLICAS: 1,
+  // A redirection still answered after followingRedirects' tries: the resharding moves on meanwhile.
+  ASK: 1,
+  MOVED: 1
+}
+
+/**
+ * Replies that mean the command did not run where it was sent and would run if sent again: a
+ * Redis Cluster redirecting during a resharding (`ASK`, `MOVED`), and a node that does not have
+ * a script yet (`NOSCRIPT`, after a slot moved to it); and ioredis refusing, before sending it, an
+ * auto-pipeline whose keys the moving slot map split between nodes. ioredis follows redirections
+ * for a command on its own, but not for one answered inside an auto-pipeline whose other
+ * commands succeeded.
+ */
+const REDIRECTED = /^(ASK|MOVED|NOSCRIPT) |^All keys in the pipeline should belong to the same slots allocation group/
+const REDIRECT_TRIES = 5
+
+/** `send()`, sent again (a fresh command each time) while Redis answers it with a redirection. */
+export async function followingRedirects<T> (send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send()
+    } catch (err) {
+      if (attempt >= REDIRECT_TRIES || !(err instanceof Error) || !REDIRECTED.test(err.message)) throw err
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt))
+    }
+  }
 }
 
 /** Retry-after for a Redis that does not answer at all (down, unreachable, too slow). */
