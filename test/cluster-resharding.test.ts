@@ -1,13 +1,16 @@
 // A resharding under load: the hash slot of a server being read by pollers moves to another
 // master (CLUSTER SETSLOT … IMPORTING / MIGRATING, MIGRATE of its keys in batches, then SETSLOT
 // … NODE everywhere). Redis answers ASK, TRYAGAIN and then MOVED meanwhile; the service follows
-// the redirections and never answers a 500.
-import t from 'tap'
+// the redirections and never answers a 500. Then the new owner is killed and its replica takes
+// over (a failover): 503s while no node serves the slot, never a 500, and the same answers after.
+import t, { type Test } from 'tap'
+import { spawnSync } from 'node:child_process'
 import { Redis } from 'ioredis'
 import { RedisCluster } from './helpers/redis-server.js'
-import { buildTestApp } from './helpers/app.js'
+import { buildTestApp, type TestApp } from './helpers/app.js'
 
-const cluster = await RedisCluster.start(3)
+// 3 masters and 3 replicas; a master unreachable for a second is replaced by its replica.
+const cluster = await RedisCluster.start(3, { replicas: 1, nodeTimeoutMs: 1000 })
 t.teardown(async () => { await cluster.close() })
 
 const GUILD = '1500000000000000001'
@@ -15,39 +18,71 @@ const API = `/api/v1/servers/${GUILD}`
 
 interface Node { id: string, port: number, client: Redis }
 
-t.test('pollers while the server\'s slot migrates to another master: no 500, the same answers after', async (t) => {
-  const { app, writer, apiKeys, keys } = await buildTestApp(t, cluster.url, { redisCluster: true, responseCacheMb: 0 })
-  for (let i = 0; i < 300; i++) await writer.awardXp({ guildId: GUILD, userId: String(1000 + i), xp: 10 + i, username: `member ${i}` })
-  const { id, key } = await apiKeys.create({ guildId: GUILD, plan: 'professional' })
-  const urls = [`${API}/leaderboard?limit=20`, `${API}/members/1100`, `${API}/stats`, `${API}/members/1100/around?radius=3`, `${API}/leaderboard?period=week`]
-  const before = await Promise.all(urls.map(async (url) => (await app.inject({ url, headers: { 'x-api-key': key } })).body))
+const nodes: Node[] = cluster.nodes.map((n) => {
+  const client = new Redis(n.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  client.on('error', () => {}) // the failover test kills one of them
+  return { id: '', port: n.port, client }
+})
+t.teardown(() => { for (const n of nodes) n.client.disconnect() })
+for (const n of nodes) n.id = await n.client.cluster('MYID') as string
 
-  const nodes: Node[] = cluster.nodes.map((n) => ({ id: '', port: n.port, client: new Redis(n.url) }))
-  t.teardown(() => { for (const n of nodes) n.client.disconnect() })
-  for (const n of nodes) n.id = await n.client.cluster('MYID') as string
-  const ownerOf = async (slot: number): Promise<Node> => {
-    const shards = await nodes[0]!.client.cluster('SLOTS')
-    const port = shards.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1]
-    return nodes.find((n) => n.port === port) as Node
-  }
+/** The master serving `slot` now, as the first live node sees the cluster. */
+async function ownerOf (slot: number, live: Node[] = nodes): Promise<Node> {
+  const shards = await live[0]!.client.cluster('SLOTS')
+  const port = shards.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1]
+  return nodes.find((n) => n.port === port) as Node
+}
 
+async function masters (live: Node[] = nodes): Promise<Node[]> {
+  const shards = await live[0]!.client.cluster('SLOTS')
+  return nodes.filter((n) => shards.some((shard) => shard[2]?.[1] === n.port))
+}
+
+/** `count` pollers reading `urls` in turn until `state.polling` is false, counting statuses; any 5xx but a 503 is a failure. */
+function poll (app: TestApp['app'], key: string, urls: string[], count = 8) {
   const statuses = new Map<number, number>()
   const failures: string[] = []
   const state = { polling: true }
-  const pollers = Array.from({ length: 8 }, async (_, p) => {
+  const pollers = Array.from({ length: count }, async (_, p) => {
     for (let i = p; state.polling; i++) {
       const url = urls[i % urls.length] as string
       const res = await app.inject({ url, headers: { 'x-api-key': key } })
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
       if (res.statusCode >= 500 && res.statusCode !== 503) failures.push(`${url}: ${res.statusCode} ${res.body}`)
+      if (res.statusCode === 503) await new Promise((resolve) => setTimeout(resolve, 10)) // as a client told retry-after would, sooner
     }
   })
+  return {
+    statuses,
+    failures,
+    async stop () {
+      state.polling = false
+      await Promise.all(pollers)
+      return `${[...statuses.values()].reduce((a, b) => a + b, 0)} requests: ${JSON.stringify(Object.fromEntries(statuses))}`
+    }
+  }
+}
+
+async function arrange (t: Test) {
+  // No response cache, so that every poll reads Redis; a limit no poller reaches.
+  const test = await buildTestApp(t, cluster.url, { redisCluster: true, responseCacheMb: 0, planLimits: { free: 100, starter: 1000, professional: 100_000_000 } })
+  for (let i = 0; i < 300; i++) await test.writer.awardXp({ guildId: GUILD, userId: String(1000 + i), xp: 10 + i, username: `member ${i}` })
+  const { id, key } = await test.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const urls = [`${API}/leaderboard?limit=20`, `${API}/members/1100`, `${API}/stats`, `${API}/members/1100/around?radius=3`, `${API}/leaderboard?period=week`]
+  const read = async () => await Promise.all(urls.map(async (url) => (await test.app.inject({ url, headers: { 'x-api-key': key } })).body))
+  return { ...test, id, key, urls, read }
+}
+
+t.test('pollers while the server\'s slot migrates to another master: no 500, the same answers after', async (t) => {
+  const { app, keys, id, key, urls, read } = await arrange(t)
+  const before = await read()
+  const polling = poll(app, key, urls)
 
   // The server's slot, then the slot of the API key's rate window, each to another master.
   for (const slotKey of [keys.guild(GUILD).board, keys.keyRateLimit(id)]) {
     const slot = await nodes[0]!.client.cluster('KEYSLOT', slotKey) as number
     const source = await ownerOf(slot)
-    const target = nodes.find((n) => n !== source) as Node
+    const target = (await masters()).find((n) => n !== source) as Node
     await target.client.cluster('SETSLOT', slot, 'IMPORTING', source.id)
     await source.client.cluster('SETSLOT', slot, 'MIGRATING', target.id)
     for (;;) {
@@ -56,17 +91,57 @@ t.test('pollers while the server\'s slot migrates to another master: no 500, the
       await source.client.migrate('127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...batch)
       await new Promise((resolve) => setTimeout(resolve, 50)) // pollers meet the slot half moved
     }
-    for (const n of [target, source, ...nodes.filter((n) => n !== source && n !== target)]) {
+    for (const n of [target, source, ...(await masters()).filter((n) => n !== source && n !== target)]) {
       await n.client.cluster('SETSLOT', slot, 'NODE', target.id)
     }
     await new Promise((resolve) => setTimeout(resolve, 300)) // pollers meet MOVED from the old owner
     t.not((await ownerOf(slot)).port, source.port, `slot ${slot} moved`)
   }
-  state.polling = false
-  await Promise.all(pollers)
-
-  t.same(failures.slice(0, 3), [], `no 500 in ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests: ${JSON.stringify(Object.fromEntries(statuses))}`)
-  t.ok((statuses.get(200) ?? 0) > 0, 'requests were served during the move')
-  const after = await Promise.all(urls.map(async (url) => (await app.inject({ url, headers: { 'x-api-key': key } })).body))
-  t.same(after, before, 'after the move, every read answers as before')
+  const counted = await polling.stop()
+  t.same(polling.failures.slice(0, 3), [], `no 500 in ${counted}`)
+  t.ok((polling.statuses.get(200) ?? 0) > 0, 'requests were served during the move')
+  t.same(await read(), before, 'after the move, every read answers as before')
 })
+
+t.test('pollers while the master serving the server is killed and its replica takes over: no 500, the same answers after', async (t) => {
+  const { app, keys, key, urls, read } = await arrange(t)
+  const before = await read()
+  const slot = await nodes[0]!.client.cluster('KEYSLOT', keys.guild(GUILD).board) as number
+  const master = await ownerOf(slot)
+  const replica = nodes.find((n) => n.id === replicaIdOf(master)) as Node
+  t.ok(replica, `master ${master.port} has a replica`)
+  // The replica has every write so far (its replication offset reached the master's).
+  for (let i = 0; await offsetOf(replica, 'slave_repl_offset') < await offsetOf(master, 'master_repl_offset'); i++) {
+    if (i > 200) throw new Error('the replica did not catch up')
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+
+  const polling = poll(app, key, urls)
+  await new Promise((resolve) => setTimeout(resolve, 200)) // pollers are served by the master
+  await cluster.nodes.find((n) => n.port === master.port)!.stop()
+  const live = nodes.filter((n) => n !== master)
+  for (let i = 0; (await ownerOf(slot, live)).port !== replica.port; i++) {
+    if (i > 300) throw new Error('the replica did not take over')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const servedBefore = polling.statuses.get(200) ?? 0
+  // Until the instance has found the new master and served from it for a while.
+  for (let i = 0; (polling.statuses.get(200) ?? 0) < servedBefore + 200; i++) {
+    if (i > 300) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const counted = await polling.stop()
+  t.same(polling.failures.slice(0, 3), [], `no 500 in ${counted}`)
+  t.ok((polling.statuses.get(503) ?? 0) > 0, 'the failover was seen: 503s while no node served the slot')
+  t.ok((polling.statuses.get(200) ?? 0) >= servedBefore + 200, 'the replica, promoted, serves the pollers')
+  t.same(await read(), before, 'after the failover, every read answers as before')
+})
+
+function replicaIdOf (master: Node): string {
+  const lines = spawnSync('redis-cli', ['-p', String(master.port), 'cluster', 'nodes'], { encoding: 'utf8' }).stdout.split('\n')
+  return lines.map((line) => line.split(' ')).find((f) => f[3] === master.id)?.[0] ?? ''
+}
+
+async function offsetOf (node: Node, field: string): Promise<number> {
+  return Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(await node.client.info('replication'))?.[1] ?? -1)
+}

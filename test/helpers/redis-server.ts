@@ -78,7 +78,7 @@ export class RedisServer {
   }
 }
 
-/** A Redis Cluster of `size` masters (no replicas) on free ports. */
+/** A Redis Cluster of `size` masters, each with `replicas` replicas, on free ports. */
 export class RedisCluster {
   readonly nodes: RedisServer[]
 
@@ -86,13 +86,14 @@ export class RedisCluster {
     this.nodes = nodes
   }
 
-  static async start (size = 3): Promise<RedisCluster> {
+  /** `nodeTimeoutMs` is how long a master may be unreachable before its replica takes over. */
+  static async start (size = 3, { replicas = 0, nodeTimeoutMs = 2000 } = {}): Promise<RedisCluster> {
     const nodes: RedisServer[] = []
     try {
-      for (let i = 0; i < size; i++) {
-        nodes.push(await RedisServer.start(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']))
+      for (let i = 0; i < size * (1 + replicas); i++) {
+        nodes.push(await RedisServer.start(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs)]))
       }
-      const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' })
+      const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8' })
       if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`)
       const cluster = new RedisCluster(nodes)
       await cluster.waitUntilReady()
