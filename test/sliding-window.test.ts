@@ -125,12 +125,8 @@ async function until (due: number): Promise<void> {
   while (performance.now() < due) await new Promise((resolve) => { setImmediate(resolve) })
 }
 
-t.test('a client spreading requests evenly at 95% of its limit (100 per 2 s) is never refused over 4 windows', async (t) => {
-  const key = newKey()
-  const limit = 100
-  const windowMs = 2000
-  const interval = windowMs / (0.95 * limit)
-  const total = Math.round(4 * 0.95 * limit)
+/** A client sending `total` requests evenly spaced `interval` ms apart to `key`; when each was sent, and which were refused. */
+async function evenClient (key: string, limit: number, windowMs: number, interval: number, total: number): Promise<{ sentAt: number[], refusedAt: number[] }> {
   const start = performance.now()
   const sentAt: number[] = []
   const refusedAt: number[] = []
@@ -143,8 +139,24 @@ t.test('a client spreading requests evenly at 95% of its limit (100 per 2 s) is 
     const r = await limiter.hit(key, limit, windowMs)
     if (!r.success) refusedAt.push(i)
   }
-  const busiest = busiestSpan(sentAt, windowMs)
-  t.same(refusedAt, [], `none of ${total} evenly spaced requests refused (busiest ${windowMs} ms: ${busiest} requests)`)
+  return { sentAt, refusedAt }
+}
+
+t.test('a client spreading requests evenly at 95% of its limit (100 per 2 s) is never refused over 4 windows', async (t) => {
+  const limit = 100
+  const windowMs = 2000
+  const interval = windowMs / (0.95 * limit)
+  const total = Math.round(4 * 0.95 * limit)
+  // On a loaded machine late timers and slow round trips can hold the client well below 95%,
+  // where passing proves little: such a run still must not be refused, and is run again (up to
+  // three times) until one comes near the limit.
+  let busiest = 0
+  for (let attempt = 1; attempt <= 3 && busiest < 80; attempt++) {
+    const { sentAt, refusedAt } = await evenClient(newKey(), limit, windowMs, interval, total)
+    const runBusiest = busiestSpan(sentAt, windowMs)
+    t.same(refusedAt, [], `run ${attempt}: none of ${total} evenly spaced requests refused (busiest ${windowMs} ms: ${runBusiest} requests)`)
+    busiest = Math.max(busiest, runBusiest)
+  }
   t.ok(busiest >= 80, `the client did run near 95% of its limit (busiest ${windowMs} ms: ${busiest} requests)`)
 })
 
