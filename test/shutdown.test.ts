@@ -3,7 +3,7 @@
 // telling its client to reconnect), then the instance stops accepting, finishes the request in
 // flight, closes idle keep-alive connections cleanly and exits 0, within Docker's 10 s grace.
 // A client sees no 5xx and no reset.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { Agent, request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
@@ -40,7 +40,8 @@ function get (port: number, path: string, agent: Agent | false, headers: Record<
   })
 }
 
-t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5xx and no reset, in-flight request finished, exit 0', async (t) => {
+/** The built server on a Redis of its own, with `env` added to its environment; its port, a professional key, its output so far and its exit. */
+async function startServer (t: Test, env: Record<string, string>) {
   const redisServer = await RedisServer.start()
   t.teardown(async () => { await redisServer.close() })
   const prefix = `t${process.pid}-shutdown`
@@ -57,8 +58,7 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
       REDIS_URL: redisServer.url,
       REDIS_PREFIX: prefix,
       SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
-      // A request held up by the slow Redis below must wait for it, not time out.
-      REDIS_COMMAND_TIMEOUT_MS: '10000'
+      ...env
     },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -78,6 +78,14 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
     await sleep(50)
   }
   t.ok(port > 0, 'the server is listening')
+  return { redisServer, key, child, exited, port, output: () => stdout }
+}
+
+t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5xx and no reset, in-flight request finished, exit 0', async (t) => {
+  const { redisServer, key, child, exited, port, output } = await startServer(t, {
+    // A request held up by the slow Redis below must wait for it, not time out.
+    REDIS_COMMAND_TIMEOUT_MS: '10000'
+  })
   const headers = { 'x-api-key': key }
   t.equal((await get(port, STATS, false, headers)).status, 200)
   t.equal((await get(port, '/readyz', false)).status, 200, '/readyz is 200 before SIGTERM')
@@ -146,5 +154,36 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
   const drained = outcomes.filter((o) => o.sentAt > readyz503At)
   t.ok(drained.length > 0 && drained.every((o) => o.status === 200), `${drained.length} requests sent after /readyz turned 503 were served with 200`)
   t.ok(drained.every((o) => o.connection === 'close'), 'each with connection: close, so the client reconnects (elsewhere)')
-  t.match(stdout, /"msg":"draining: \/readyz answers 503, requests still served"/, 'the log says it drains')
+  t.match(output(), /"msg":"draining: \/readyz answers 503, requests still served"/, 'the log says it drains')
+})
+
+t.test('SIGTERM under 20 pollers that reconnect at once, through the drain and the close: no 5xx; once the listener closes, refused', async (t) => {
+  const { key, child, exited, port } = await startServer(t, { PLAN_LIMITS: '{"professional":100000000}' })
+  const counts = new Map<string, number>()
+  const load = { running: true }
+  const pollers = Array.from({ length: 20 }, async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    while (load.running) {
+      const { status, error } = await get(port, STATS, agent, { 'x-api-key': key })
+      const outcome = error ?? String(status)
+      counts.set(outcome, (counts.get(outcome) ?? 0) + 1)
+      await sleep(outcome === 'ECONNREFUSED' ? 20 : 2)
+    }
+    agent.destroy()
+  })
+  await sleep(300)
+  child.kill('SIGTERM')
+  t.equal(await exited, 0, 'exit code 0')
+  await sleep(100)
+  load.running = false
+  await Promise.all(pollers)
+
+  const seen = JSON.stringify(Object.fromEntries(counts))
+  t.ok((counts.get('200') ?? 0) > 100, `served through the drain: ${seen}`)
+  t.ok((counts.get('ECONNREFUSED') ?? 0) > 0, 'refused once the listener closed')
+  t.same([...counts.keys()].filter((outcome) => outcome !== '200' && outcome !== 'ECONNREFUSED' && outcome !== 'ECONNRESET'), [],
+    `nothing but 200s, then refused connections (no 5xx, no 503 from the close): ${seen}`)
+  // The kernel resets the connections still in the listener's accept queue when it closes (never
+  // read, so safe to retry): at most one per poller, at that instant, and none of an accepted connection.
+  t.ok((counts.get('ECONNRESET') ?? 0) <= 20, `resets only from the accept queue at the close: ${counts.get('ECONNRESET') ?? 0}`)
 })

@@ -5,6 +5,8 @@
 // 503 service_unavailable in the contract's shape (Fastify's own 503 has no code).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { Server as NetServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ServiceUnavailableError } from '../errors.js'
 
 export interface Lifecycle {
@@ -25,6 +27,12 @@ declare module 'fastify' {
 const CLOSING_RETRY_AFTER_SECONDS = 1
 /** How often a closing instance closes the connections that went idle since it last looked. */
 const CLOSING_SWEEP_MS = 50
+/**
+ * How long a closing instance, no longer accepting connections, still serves those it has
+ * accepted before it closes the idle ones: a client's request can be on its way on a
+ * connection accepted a moment before (its bytes not yet read), and would be reset.
+ */
+const ACCEPTED_GRACE_MS = 250
 
 export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   let draining = false
@@ -47,9 +55,20 @@ export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   // still in flight turns idle only when its answer is sent, and would then stay open until its
   // keep-alive timeout (a minute), holding the close. So idle connections are closed again every
   // CLOSING_SWEEP_MS until the server has closed.
+  //
+  // Node's http close closes the listener and the idle connections at once, and to Node a
+  // connection accepted whose request has not been read yet is idle: under pollers that
+  // reconnect (as every client does while draining), some requests already sent were reset.
+  // So the listener closes first (net.Server's close: the http one would close the idle
+  // connections too), the connections already accepted are served for ACCEPTED_GRACE_MS
+  // as during the drain, and only then are idle connections closed and new requests refused.
   let sweep: NodeJS.Timeout | undefined
   fastify.addHook('preClose', async () => {
     draining = true
+    if (fastify.server.listening) {
+      NetServer.prototype.close.call(fastify.server)
+      await sleep(ACCEPTED_GRACE_MS)
+    }
     closing = true
     sweep = setInterval(() => { fastify.server.closeIdleConnections() }, CLOSING_SWEEP_MS).unref()
   })
