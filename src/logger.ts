@@ -23,11 +23,26 @@ export function loggerOptions (level: string): FastifyServerOptions['logger'] {
 export interface RequestLine {
   reqId: string
   method: string
+  /** Path and query as the client sent them (the value of a query parameter named like a secret masked). */
+  url: string
+  /** The route's pattern; undefined when no route matched. */
   route: string | undefined
   statusCode: number
+  /** The contract's error code of an error answer (`invalid_api_key`, `rate_limited`…). */
+  code: string | undefined
   ms: number
+  /** The client's address (X-Forwarded-For only from TRUST_PROXY's proxies). */
+  ip: string
   guild: string | undefined
   keyId: string | undefined
+}
+
+/** A query parameter whose name says it holds a secret: no endpoint takes one, but a client may send its key that way by mistake. */
+const SECRET_PARAMETER = /([?&][^=&]*(?:key|token|secret|password)[^=&]*=)[^&]*/gi
+
+/** `url` with the values of its secret-looking query parameters masked. */
+export function loggableUrl (url: string): string {
+  return url.includes('?') ? url.replace(SECRET_PARAMETER, '$1[redacted]') : url
 }
 
 /** The request's one log line, when it completes: what an operator filters on; a key's id, never the key. */
@@ -42,9 +57,12 @@ export class RequestLogController extends LogController {
     const line: RequestLine = {
       reqId: request.id,
       method: request.method,
+      url: loggableUrl(request.url),
       route: request.routeOptions.url,
       statusCode: reply.statusCode,
+      code: request.errorCode ?? undefined,
       ms: Math.round(reply.elapsedTime * 100) / 100,
+      ip: request.ip,
       guild: (request.params as { guild_id?: string } | undefined)?.guild_id,
       keyId: request.apiKey?.id
     }
@@ -59,7 +77,8 @@ function infoEnabled (log: FastifyBaseLogger): boolean {
 
 /**
  * Writes a successful request's line to the root logger's stream: the line `log.info(line,
- * 'request')` writes, made as one string. Its fields are fixed and none is secret. In A/B runs
+ * 'request')` writes, made as one string (the stream and the bindings are read through
+ * `pino.symbols`, which pino documents for integrations). Its fields are fixed and none is secret. In A/B runs
  * of cached reads, going through pino's `info` (object serialization, redaction's copy) cost 9 %
  * of the service's CPU per request (75 against 68 us) and 6 % of its throughput.
  *
@@ -73,8 +92,9 @@ export function writeRequestLine (root: FastifyBaseLogger, line: RequestLine): v
   const stream = logger[pino.symbols.streamSym] as pino.DestinationStream
   const bindings = logger[pino.symbols.chindingsSym] as string // ',"pid":…,"hostname":"…"'
   const text = `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(line.reqId)},` +
-    `"method":${JSON.stringify(line.method)},${optional('route', line.route)}"statusCode":${line.statusCode},` +
-    `"ms":${line.ms},${optional('guild', line.guild)}${optional('keyId', line.keyId)}"msg":"request"}\n`
+    `"method":${JSON.stringify(line.method)},"url":${JSON.stringify(line.url)},${optional('route', line.route)}` +
+    `"statusCode":${line.statusCode},${optional('code', line.code)}"ms":${line.ms},"ip":${JSON.stringify(line.ip)},` +
+    `${optional('guild', line.guild)}${optional('keyId', line.keyId)}"msg":"request"}\n`
   if (pendingLines.size === 0) setImmediate(writePendingLines)
   pendingLines.set(stream, (pendingLines.get(stream) ?? '') + text)
 }

@@ -340,9 +340,25 @@ t.test('over a real socket: JSON, request id, and logs that carry the key id but
   const first = parsed.filter((l) => l.reqId === 'req-abc-123')
   t.equal(first.length, 1, 'one line per request')
   t.match(first[0], {
-    msg: 'request', method: 'GET', route: '/api/v1/servers/:guild_id/leaderboard', statusCode: 200, guild: GUILD, keyId: created.id, ms: Number
-  }, 'the line names the route, status, duration, server, key id and request id')
-  t.match(parsed.filter((l) => l.msg === 'request').at(-1), { route: '/api/v1/servers/:guild_id/members/:user_id', statusCode: 404, keyId: created.id })
+    msg: 'request', method: 'GET', url: `/api/v1/servers/${GUILD}/leaderboard`, route: '/api/v1/servers/:guild_id/leaderboard', statusCode: 200, ip: '127.0.0.1', guild: GUILD, keyId: created.id, ms: Number
+  }, 'the line names the path, route, status, duration, client address, server, key id and request id')
+  t.equal(first[0]?.code, undefined, 'no error code on a 200')
+  t.match(parsed.filter((l) => l.msg === 'request').at(-1), { url: `/api/v1/servers/${GUILD}/members/77`, route: '/api/v1/servers/:guild_id/members/:user_id', statusCode: 404, code: 'member_not_found', keyId: created.id })
+
+  // What an operator needs to tell failures apart: the error code, the whole path with its
+  // query (an unknown route has no pattern), and a key sent in the URL by mistake masked.
+  await fetch(`http://127.0.0.1:${port}/api/v1/servers/${GUILD}/stats`, { headers: { 'x-request-id': 'no-key' } })
+  await fetch(`http://127.0.0.1:${port}/api/v1/servers/${GUILD}/stats`, { headers: { 'x-request-id': 'bad-key', 'x-api-key': 'lbk_0000000000000000_nope' } })
+  await fetch(`http://127.0.0.1:${port}/api/v2/nowhere?limit=5&api_key=${created.key}`, { headers: { 'x-request-id': 'no-route' } })
+  await fetch(`http://127.0.0.1:${port}/api/v1/servers/${GUILD}/leaderboard?limit=5000`, { headers: { 'x-request-id': 'bad-limit', 'x-api-key': created.key } })
+  await sleep(50)
+  const byId = (id: string) => lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((l) => l.reqId === id && l.msg === 'request')
+  t.match(byId('no-key'), { statusCode: 401, code: 'missing_api_key', url: `/api/v1/servers/${GUILD}/stats` })
+  t.match(byId('bad-key'), { statusCode: 401, code: 'invalid_api_key' })
+  t.match(byId('no-route'), { statusCode: 404, code: 'not_found', url: '/api/v2/nowhere?limit=5&api_key=[redacted]' })
+  t.equal(byId('no-route')?.route, undefined)
+  t.match(byId('bad-limit'), { statusCode: 400, code: 'invalid_parameter', url: `/api/v1/servers/${GUILD}/leaderboard?limit=5000` })
+  t.notOk(lines.join('').includes(created.key), 'the key sent in a URL is not logged either')
 
   // A request that logs through its own logger (made only then) is still tied to its id.
   await ctx.redis.set(ctx.keys.guild(GUILD).board, 'not a sorted set')
@@ -359,13 +375,15 @@ t.test("a request's line, written as one string, is the line pino writes for the
   const capture = (): { logger: pino.Logger, text: () => string } => {
     let text = ''
     const stream = new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } })
-    return { logger: pino({ level: 'info' }, stream), text: () => text }
+    // The app's own logger options (its redaction among them), on a stream of the test's.
+    const { stream: _appStream, ...options } = loggerOptions('info') as pino.LoggerOptions & { stream?: unknown }
+    return { logger: pino(options, stream), text: () => text }
   }
   const [pinos, ours] = [capture(), capture()]
   const cases: RequestLine[] = [
-    { reqId: 'req-1', method: 'GET', route: '/api/v1/servers/:guild_id/stats', statusCode: 200, ms: 1.25, guild: GUILD, keyId: 'abc' },
+    { reqId: 'req-1', method: 'GET', url: `/api/v1/servers/${GUILD}/stats`, route: '/api/v1/servers/:guild_id/stats', statusCode: 200, code: undefined, ms: 1.25, ip: '127.0.0.1', guild: GUILD, keyId: 'abc' },
     // Before routing or authentication: no route, a raw (decoded) guild id, no key.
-    { reqId: 'r"2\\', method: 'GET', route: undefined, statusCode: 401, ms: 0, guild: 'a"b\\c\u2028é\n', keyId: undefined }
+    { reqId: 'r"2\\', method: 'GET', url: '/x?q="\\\u2028', route: undefined, statusCode: 401, code: 'missing_api_key', ms: 0, ip: '::1', guild: 'a"b\\c\u2028é\n', keyId: undefined }
   ]
   for (const line of cases) {
     pinos.logger.info(line, 'request')

@@ -20,15 +20,24 @@ const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
 /** Seconds a client is told to wait when the instance sheds load (see plugins/under-pressure.ts). */
 export const OVERLOAD_RETRY_AFTER_SECONDS = 2
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The contract's error code of the answer, when it is an error (for the request's log line). */
+    errorCode: ErrorCode | null
+  }
+}
+
 /** Sends the contract's error body for `code`. */
 export function sendError (reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
   const statusCode = STATUS_BY_CODE[code]
+  reply.request.errorCode = code
   return reply.code(statusCode).type('application/json; charset=utf-8').send({
     statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message
   })
 }
 
 export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
+  fastify.decorateRequest('errorCode', null)
   fastify.setErrorHandler(function (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     if (error.validation !== undefined) {
       return sendError(reply, 'invalid_parameter', validationMessage(error, request))
