@@ -15,6 +15,7 @@ import slidingWindowPlugin from './plugins/sliding-window.js'
 import errorHandler, { sendError } from './plugins/error-handler.js'
 import authPlugin from './plugins/auth.js'
 import metricsPlugin from './plugins/metrics.js'
+import { responseCachePlugin } from './plugins/reads.js'
 import openapiPlugin from './plugins/openapi.js'
 import docsPagePlugin, { uncompressedDocsAssets } from './plugins/docs-page.js'
 import compress from '@fastify/compress'
@@ -51,6 +52,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   // Bodies the read routes do not compress themselves (the OpenAPI document, say).
   await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
   await fastify.register(authPlugin)
+  await fastify.register(responseCachePlugin)
   await fastify.register(metricsPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(docsPagePlugin)

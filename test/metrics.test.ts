@@ -6,6 +6,7 @@ import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
+import { packageInfo } from '../src/package-info.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -18,6 +19,17 @@ async function scrape (port: number): Promise<string> {
   t.equal(response.status, 200)
   t.match(response.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
   return await response.text()
+}
+
+/** The sum of the sample lines of `name` whose labels include `labels`. */
+function total (text: string, name: string, labels: Record<string, string>): number {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`)
+  let sum = 0
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (match?.[1] === name && wanted.every((pair) => (match[2] ?? '').split(',').includes(pair))) sum += Number(match[3])
+  }
+  return sum
 }
 
 /** The value of one sample line, `name{labels} value`, or undefined when absent. */
@@ -86,12 +98,12 @@ t.test('Redis errors are counted, from the connection and from requests answered
   t.equal(down.statusCode, 503)
   // The client reports its failed reconnection attempts as they come.
   let text = await scrape(port)
-  for (let i = 0; i < 50 && sample(text, 'leaderboard_redis_errors_total', { source: 'connection' }) === undefined; i++) {
+  for (let i = 0; i < 50 && total(text, 'leaderboard_redis_errors_total', { source: 'connection' }) === 0; i++) {
     await sleep(100)
     text = await scrape(port)
   }
-  t.ok((sample(text, 'leaderboard_redis_errors_total', { source: 'request' }) ?? 0) >= 1, 'the 503 is counted')
-  t.ok((sample(text, 'leaderboard_redis_errors_total', { source: 'connection' }) ?? 0) >= 1, 'the lost connection is counted')
+  t.ok(total(text, 'leaderboard_redis_errors_total', { source: 'request' }) >= 1, 'the 503 is counted')
+  t.ok(total(text, 'leaderboard_redis_errors_total', { source: 'connection' }) >= 1, 'the lost connection is counted')
   t.equal(sample(text, 'http_request_duration_seconds_count', { route: '/api/v1/servers/:guild_id/stats', status_code: '503' }), 1)
 })
 
@@ -110,4 +122,55 @@ t.test('no metrics listener unless METRICS_PORT is set, and none after close', a
     socket.once('error', () => { resolve(true) })
   })
   t.ok(refused, 'the metrics port is closed with the app')
+})
+
+t.test('every counter has its series from the start, at 0; build info, Redis up and the response cache are reported', async (t) => {
+  const { app, apiKeys, writer } = await buildTestApp(t, server.url, { metricsPort: 0 })
+  const port = app.metricsAddress()?.port as number
+  let text = await scrape(port)
+  t.equal(sample(text, 'leaderboard_rate_limited_total', { plan: 'professional' }), 0)
+  t.equal(sample(text, 'leaderboard_rate_limited_total', { plan: 'address' }), 0)
+  t.equal(sample(text, 'leaderboard_auth_failures_total', { code: 'invalid_api_key' }), 0)
+  t.equal(sample(text, 'leaderboard_redis_errors_total', { source: 'request', reason: 'OOM' }), 0)
+  t.equal(sample(text, 'leaderboard_redis_errors_total', { source: 'connection', reason: 'unreachable' }), 0)
+  t.equal(sample(text, 'leaderboard_shed_total', { reason: 'in_flight' }), 0)
+  t.equal(sample(text, 'leaderboard_shed_total', { reason: 'event_loop_delay' }), 0)
+  t.equal(sample(text, 'leaderboard_build_info', { version: packageInfo.version, node_version: process.versions.node }), 1)
+  t.equal(sample(text, 'leaderboard_redis_up', {}), 1)
+  t.equal(sample(text, 'leaderboard_response_cache_requests_total', { result: 'hit' }), 0)
+  t.equal(sample(text, 'leaderboard_response_cache_requests_total', { result: 'miss' }), 0)
+  t.equal(sample(text, 'leaderboard_response_cache_bytes', {}), 0)
+
+  const { key } = await apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  await writer.awardXp({ guildId: GUILD, userId: '7', xp: 50 })
+  for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: `${API}/leaderboard`, headers: { 'x-api-key': key } })).statusCode, 200)
+  await writer.awardXp({ guildId: GUILD, userId: '7', xp: 50 })
+  t.equal((await app.inject({ url: `${API}/leaderboard`, headers: { 'x-api-key': key } })).statusCode, 200)
+  text = await scrape(port)
+  t.equal(sample(text, 'leaderboard_response_cache_requests_total', { result: 'miss' }), 2, 'the first read and the one after a write went to Redis')
+  t.equal(sample(text, 'leaderboard_response_cache_requests_total', { result: 'hit' }), 2, 'the two repeats were answered from the cache')
+  t.ok((sample(text, 'leaderboard_response_cache_bytes', {}) ?? 0) > 0, 'the cache holds the body')
+})
+
+t.test('Redis up falls to 0 while Redis cannot serve, and load shedding is counted by reason', async (t) => {
+  const own = await RedisServer.start()
+  t.teardown(async () => { await own.close() })
+  const { app, apiKeys } = await buildTestApp(t, own.url, { metricsPort: 0, maxInFlight: 1 })
+  const port = app.metricsAddress()?.port as number
+  const { key } = await apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const statuses = await Promise.all(Array.from({ length: 6 }, async () =>
+    (await app.inject({ url: `${API}/stats`, headers: { 'x-api-key': key } })).statusCode))
+  const shedCount = statuses.filter((status) => status === 503).length
+  t.ok(shedCount > 0, `some of 6 concurrent requests were shed past MAX_IN_FLIGHT=1: ${statuses.join(' ')}`)
+  let text = await scrape(port)
+  t.equal(sample(text, 'leaderboard_shed_total', { reason: 'in_flight' }), shedCount)
+  t.equal(sample(text, 'leaderboard_redis_up', {}), 1)
+
+  await own.stop()
+  t.equal((await app.inject({ url: `${API}/stats`, headers: { 'x-api-key': key } })).statusCode, 503)
+  for (let i = 0; i < 50 && sample(text, 'leaderboard_redis_up', {}) !== 0; i++) {
+    await sleep(100)
+    text = await scrape(port)
+  }
+  t.equal(sample(text, 'leaderboard_redis_up', {}), 0, 'down while Redis is')
 })

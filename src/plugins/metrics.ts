@@ -5,9 +5,12 @@ import fp from 'fastify-plugin'
 import { createServer, type Server } from 'node:http'
 import { once } from 'node:events'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { LeaderboardError } from '../errors.js'
-import { redisUnavailability } from '../redis/errors.js'
+import { NOT_NOW_REPLIES, redisUnavailability } from '../redis/errors.js'
+import { PLANS } from '../api-keys/plans.js'
+import { packageInfo } from '../package-info.js'
+import { OverloadedError, SHED_REASONS } from './under-pressure.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,11 +19,13 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** What a failed request's error was, for the metrics (set by the onError hook). */
-    failure: { code: string | null, redisReason: string | null } | null
+    failure: { code: string | null, redisReason: string | null, shedReason: string | null } | null
   }
 }
 
 const AUTH_FAILURE_CODES = new Set(['missing_api_key', 'invalid_api_key', 'forbidden'])
+/** Every reason a Redis failure is counted under, so each series exists (at 0) from the start. */
+const REDIS_REASONS = ['unreachable', 'timeout', ...Object.keys(NOT_NOW_REPLIES)]
 
 interface SendCommand { sendCommand: (command: { name: string, promise: Promise<unknown> }, ...rest: unknown[]) => unknown }
 
@@ -69,7 +74,50 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     registers
   })
 
+  const shed = new Counter({
+    name: 'leaderboard_shed_total',
+    help: 'Requests refused with 503 by load shedding, by the signal past its threshold (in_flight, event_loop_delay, heap)',
+    labelNames: ['reason'] as const,
+    registers
+  })
+  const { responseCache, responseCacheStats, redisHealth } = fastify
+  new Counter({ // eslint-disable-line no-new
+    name: 'leaderboard_response_cache_requests_total',
+    help: 'Reads answered from the response cache (hit) or from Redis (miss)',
+    labelNames: ['result'] as const,
+    registers,
+    collect () {
+      this.reset()
+      this.inc({ result: 'hit' }, responseCacheStats.hits)
+      this.inc({ result: 'miss' }, responseCacheStats.misses)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'leaderboard_response_cache_bytes',
+    help: 'Bytes the response cache holds now (RESPONSE_CACHE_MB bounds it)',
+    registers,
+    collect () { this.set(responseCache.size) }
+  })
   const redis = fastify.redisClient
+  new Gauge({ // eslint-disable-line no-new
+    name: 'leaderboard_redis_up',
+    help: '1 while Redis serves this instance (connected, no outage), else 0: /readyz is 503 while it is 0',
+    registers,
+    collect () { this.set(redisHealth.outage === null && redis.status === 'ready' ? 1 : 0) }
+  })
+  new Gauge({
+    name: 'leaderboard_build_info',
+    help: 'Always 1; the labels name the running release and Node version',
+    labelNames: ['version', 'node_version'] as const,
+    registers
+  }).set({ version: packageInfo.version, node_version: process.versions.node }, 1)
+
+  // Every series of the counters exists from the start, at 0, so a panel shows 0, not "no data".
+  for (const plan of [...PLANS, 'address']) rateLimited.inc({ plan }, 0)
+  for (const code of AUTH_FAILURE_CODES) authFailures.inc({ code }, 0)
+  for (const source of ['connection', 'request']) for (const reason of REDIS_REASONS) redisErrors.inc({ source, reason }, 0)
+  for (const reason of SHED_REASONS) shed.inc({ reason }, 0)
+
   redis.on('error', (err: Error) => {
     redisErrors.inc({ source: 'connection', reason: redisUnavailability(err)?.reason ?? 'unreachable' })
   })
@@ -85,7 +133,11 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
   fastify.decorateRequest('failure', null)
   fastify.addHook('onError', (request: FastifyRequest, _reply, error: FastifyError, done) => {
     const unavailable = redisUnavailability(error, fastify.redisClient)
-    request.failure = { code: error instanceof LeaderboardError ? error.code : null, redisReason: unavailable?.reason ?? null }
+    request.failure = {
+      code: error instanceof LeaderboardError ? error.code : null,
+      redisReason: unavailable?.reason ?? null,
+      shedReason: error instanceof OverloadedError ? error.reason : null
+    }
     done()
   })
   fastify.addHook('onResponse', (request, reply, done) => {
@@ -95,6 +147,7 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
       if (failure.code === 'rate_limited') rateLimited.inc({ plan: request.apiKey?.plan ?? 'address' })
       else if (failure.code !== null && AUTH_FAILURE_CODES.has(failure.code)) authFailures.inc({ code: failure.code })
       if (failure.redisReason !== null) redisErrors.inc({ source: 'request', reason: failure.redisReason })
+      if (failure.shedReason !== null) shed.inc({ reason: failure.shedReason })
     }
     done()
   })
@@ -121,4 +174,4 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     server?.closeAllConnections()
     await new Promise((resolve) => server?.close(resolve))
   })
-}, { name: 'metrics', dependencies: ['config', 'redis', 'auth'] })
+}, { name: 'metrics', dependencies: ['config', 'redis', 'auth', 'response-cache'] })

@@ -18,8 +18,19 @@ import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModifie
 import { withDeadline } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
 
+/** What the response cache has answered since the start. */
+export interface ResponseCacheStats {
+  /** Reads answered from the cache. */
+  hits: number
+  /** Reads that went to Redis (or joined a read of the same data in progress). */
+  misses: number
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The instance's response cache (one for the whole instance: the metrics read it too). */
+    responseCache: ResponseCache
+    responseCacheStats: ResponseCacheStats
     /**
      * Answers with the body that `read` returns (serialized by the route's 200 schema), or with
      * the cached one for the request's route and validated parameters when it is current. `read`
@@ -57,8 +68,15 @@ interface ServedUrl {
 const SERVED_URLS_MAX_SIZE = 4 * 1024 * 1024
 const SERVED_URL_OVERHEAD = 64
 
+/** The response cache and its counts, on the root instance. */
+export const responseCachePlugin = fp(async function responseCachePlugin (fastify: FastifyInstance) {
+  fastify.decorate('responseCache', new ResponseCache(fastify.config.responseCacheMb * 1024 * 1024))
+  fastify.decorate('responseCacheStats', { hits: 0, misses: 0 })
+}, { name: 'response-cache', dependencies: ['config'] })
+
 export default fp(async function readsPlugin (fastify: FastifyInstance) {
-  const cache = new ResponseCache(fastify.config.responseCacheMb * 1024 * 1024)
+  const cache = fastify.responseCache
+  const stats = fastify.responseCacheStats
   const servedUrls = new LRUCache<string, ServedUrl>({
     maxSize: SERVED_URLS_MAX_SIZE,
     sizeCalculation: (served, url) => SERVED_URL_OVERHEAD + url.length + served.cacheKey.length
@@ -84,6 +102,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     const served = request.dataVersion === undefined || request.method !== 'GET' ? undefined : servedUrls.get(request.url)
     const entry = served && cached(served.cacheKey, request.dataVersion, served.perDay)
     if (served === undefined || entry === undefined) { done(); return }
+    stats.hits++
     send(request, reply, served.cacheKey, entry)
   })
 
@@ -117,8 +136,14 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
   fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) {
     const cacheKey = readCacheKey(request)
     const perDay = bodyDependsOnDay(request)
-    const entry = cached(cacheKey, request.dataVersion, perDay) ?? await readShared(reply, cacheKey, request.dataVersion, perDay, read)
+    let entry = cached(cacheKey, request.dataVersion, perDay)
+    if (entry !== undefined) {
+      stats.hits++
+    } else {
+      stats.misses++
+      entry = await readShared(reply, cacheKey, request.dataVersion, perDay, read)
+    }
     if (remember && request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })
     return await send(request, reply, cacheKey, entry)
   })
-}, { name: 'reads', dependencies: ['config', 'redis'] })
+}, { name: 'reads', dependencies: ['config', 'redis', 'response-cache'] })

@@ -13,10 +13,25 @@ import type { FastifyInstance } from 'fastify'
 import { getHeapStatistics } from 'node:v8'
 import { OVERLOAD_RETRY_AFTER_SECONDS } from './error-handler.js'
 
-/** Raised for a request past MAX_IN_FLIGHT: the same refusal as @fastify/under-pressure's. */
-class OverloadedError extends Error {
+/** Why a request was shed: the signal past its threshold. */
+export type ShedReason = 'in_flight' | 'event_loop_delay' | 'heap'
+export const SHED_REASONS: readonly ShedReason[] = ['in_flight', 'event_loop_delay', 'heap']
+
+/** A request refused by load shedding, with the signal that refused it (error-handler.ts answers it). */
+export class OverloadedError extends Error {
   readonly code = 'FST_UNDER_PRESSURE'
   readonly statusCode = 503
+  readonly reason: ShedReason
+
+  constructor (reason: ShedReason) {
+    super(`overloaded: ${reason}`)
+    this.reason = reason
+  }
+}
+
+const SHED_REASON_BY_TYPE: Readonly<Record<string, ShedReason>> = {
+  [underPressure.TYPE_EVENT_LOOP_DELAY]: 'event_loop_delay',
+  [underPressure.TYPE_HEAP_USED_BYTES]: 'heap'
 }
 
 export default fp(async function underPressurePlugin (fastify: FastifyInstance) {
@@ -28,13 +43,17 @@ export default fp(async function underPressurePlugin (fastify: FastifyInstance) 
       inFlight++
       // 'close' comes once the response is sent and also when the client goes away first.
       reply.raw.once('close', () => { inFlight-- })
-      done(inFlight > maxInFlight ? new OverloadedError('too many requests in progress') : undefined)
+      done(inFlight > maxInFlight ? new OverloadedError('in_flight') : undefined)
     })
   }
   await fastify.register(underPressure, {
     maxEventLoopDelay: maxEventLoopDelayMs,
     maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * maxHeapUsedPercent / 100),
-    // The refusal goes through the error handler (FST_UNDER_PRESSURE), in the contract's shape.
-    retryAfter: OVERLOAD_RETRY_AFTER_SECONDS
+    // The refusal goes through the error handler (FST_UNDER_PRESSURE), in the contract's shape,
+    // naming the signal (for the metrics).
+    retryAfter: OVERLOAD_RETRY_AFTER_SECONDS,
+    pressureHandler: async (_request, _reply, type) => {
+      throw new OverloadedError(SHED_REASON_BY_TYPE[type] ?? 'event_loop_delay')
+    }
   })
 }, { name: 'under-pressure', dependencies: ['config', 'error-handler'] })
