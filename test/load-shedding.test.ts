@@ -17,7 +17,13 @@ t.test('an overloaded instance sheds requests with 503 and retry-after, keeps /h
   const { app, apiKeys } = await buildTestApp(t, server.url, { maxEventLoopDelayMs: 20 })
   const { key } = await apiKeys.create({ guildId: GUILD, plan: 'professional' })
   const stats = async () => await app.inject({ url: STATS, headers: { 'x-api-key': key } })
-  t.equal((await stats()).statusCode, 200, 'served while the event loop is free')
+  // On a busy machine the test's own event loop can lag past 20 ms for a while: wait for a 200.
+  let free = await stats()
+  for (const deadline = Date.now() + 15_000; free.statusCode !== 200 && Date.now() < deadline;) {
+    await sleep(100)
+    free = await stats()
+  }
+  t.equal(free.statusCode, 200, 'served while the event loop is free')
 
   // The overload: 90 ms of every 100 ms spent in synchronous work.
   const hog = setInterval(() => {

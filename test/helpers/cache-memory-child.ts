@@ -18,6 +18,8 @@ const config = parseConfig({
   redisUrl,
   redisPrefix: `mem${process.pid}`,
   logLevel: 'silent',
+  // Memory is measured here, not latency: a loaded machine must not turn slow reads into 503s.
+  redisCommandTimeoutMs: 30_000,
   responseCacheMb: Number(cacheMb),
   planLimits: { free: 1e9, starter: 1e9, professional: 1e9 },
   maxEventLoopDelayMs: 0,
