@@ -1,5 +1,9 @@
 // What the client makes of a response's headers and of an error answer. No runtime imports, so
 // the client runs wherever fetch does (Node 20+, browsers, workers).
+import type { ErrorCode } from './types.js'
+
+/** An error body's code, or `http_<status>` for an answer not in the API's shape (a proxy's 502 page, say). */
+export type ApiErrorCode = ErrorCode | `http_${number}`
 
 /** The key's quota as of one response, from its `x-ratelimit-*` headers. */
 export interface RateLimit {
@@ -33,12 +37,12 @@ export function retryAfterOf (headers: Headers): number | undefined {
 export class LeaderboardApiError extends Error {
   readonly statusCode: number
   /** The contract's code: `invalid_parameter`, `missing_api_key`, `rate_limited`… */
-  readonly code: string
+  readonly code: ApiErrorCode
   /** The `retry-after` of a 429 or 503, in seconds. */
   readonly retryAfterSeconds: number | undefined
   readonly rateLimit: RateLimit | undefined
 
-  constructor (statusCode: number, code: string, message: string, retryAfterSeconds?: number, rateLimit?: RateLimit) {
+  constructor (statusCode: number, code: ApiErrorCode, message: string, retryAfterSeconds?: number, rateLimit?: RateLimit) {
     super(message)
     this.name = 'LeaderboardApiError'
     this.statusCode = statusCode
@@ -51,7 +55,8 @@ export class LeaderboardApiError extends Error {
     const text = await response.text().catch(() => '')
     let body: { code?: unknown, message?: unknown } = {}
     try { body = JSON.parse(text) as typeof body } catch {}
-    const code = typeof body?.code === 'string' ? body.code : `http_${response.status}`
+    // Trusted as one of the API's codes when the body has the API's error shape.
+    const code = typeof body?.code === 'string' ? body.code as ErrorCode : `http_${response.status}` as const
     const message = typeof body?.message === 'string' ? body.message : `${response.status} ${response.statusText}`.trim()
     return new LeaderboardApiError(response.status, code, message, retryAfterOf(response.headers), rateLimitOf(response.headers))
   }

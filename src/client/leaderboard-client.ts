@@ -2,8 +2,7 @@
 // revalidation (a 304 is free of quota) and retry-after handled for the caller. Dependency-free:
 // global fetch only, so it runs on Node 20+ and in browsers alike. Every request goes through
 // #get; a new endpoint is one line.
-import type { Period } from '../periods/periods.js'
-import type { Around, GuildStats, LeaderboardPage, MemberList, MemberRecord } from '../reader/leaderboard-reader.js'
+import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
 import { LeaderboardApiError, rateLimitOf, retryAfterOf, type RateLimit } from './api-error.js'
 
 export interface LeaderboardClientOptions {
@@ -70,7 +69,7 @@ export class LeaderboardClient {
   }
 
   /** The ranks within `radius` (5) of a member's. */
-  async around (guildId: string, userId: string, options: CallOptions & { radius?: number } = {}): Promise<ApiResult<Around>> {
+  async around (guildId: string, userId: string, options: CallOptions & { radius?: number } = {}): Promise<ApiResult<AroundPage>> {
     return await this.#get(`servers/${id(guildId)}/members/${id(userId)}/around`, { radius: options.radius }, options)
   }
 
