@@ -4,10 +4,13 @@
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# Manifests first, so the dependency layer is reused until package*.json change.
+# Manifests first (the client workspace's too), so the dependency layer is reused until they
+# change; --ignore-scripts: the package's prepare step builds, and the sources come next.
 COPY package.json package-lock.json ./
-RUN npm ci
+COPY packages/client/package.json ./packages/client/
+RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages/client/tsconfig.json ./packages/client/
 COPY scripts ./scripts
 COPY src ./src
 # tsc, then scripts/copy-lua.js puts the Lua scripts next to the compiled JavaScript.
@@ -18,7 +21,8 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+COPY packages/client/package.json ./packages/client/
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # Files stay owned by root, so the process cannot rewrite its own code.
 USER node

@@ -1,4 +1,5 @@
-// `npm start`'s prestart: runs `npm run build` only when something it reads changed since the
+// `npm start`'s prestart, `npm test`'s pretest and the package's prepare (so `npm install` in a
+// clone, a git install and `npm pack` all build): runs `npm run build` only when something it reads changed since the
 // last build this script made, so a warm start skips the seconds tsc takes. "Changed" is by
 // modification time: any file or folder under src/ (a folder's time moves when a file in it is
 // added, removed or renamed), the tsconfigs, the build scripts and package-lock.json. A file put
@@ -8,7 +9,7 @@ import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'no
 import { join } from 'node:path'
 
 const STAMP = 'dist/.build-stamp'
-const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'scripts/copy-lua.js', 'scripts/build-if-changed.js', 'package-lock.json']
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'packages/client/tsconfig.json', 'scripts/copy-lua.js', 'scripts/build-if-changed.js', 'package-lock.json']
 
 /** The newest modification time (ms) of a file, or of a folder and everything under it. */
 function newest (path) {
@@ -18,7 +19,7 @@ function newest (path) {
   return readdirSync(path).reduce((latest, name) => Math.max(latest, newest(join(path, name))), stat.mtimeMs)
 }
 
-const builtAt = existsSync(STAMP) && existsSync('dist/server.js') ? statSync(STAMP).mtimeMs : -1
+const builtAt = existsSync(STAMP) && existsSync('dist/server.js') && existsSync('packages/client/dist/index.js') ? statSync(STAMP).mtimeMs : -1
 const changedAt = Math.max(...INPUTS.map(newest))
 if (changedAt < builtAt) {
   console.log('build is up to date (nothing under src/ changed since the last one); `npm run build` forces one')
