@@ -14,6 +14,10 @@ const URLS = 50_000
 /** What the cached run may grow by beyond the control run and the cache itself. */
 const MARGIN_MB = 48
 
+// 100,000 requests, each compressed: about 30 s on an idle 2-core machine, four times that with
+// the machine loaded past a load average of 14. More room than the suite's 120 s per file.
+t.setTimeout(360_000)
+
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 
