@@ -3,10 +3,11 @@
 // rate-limit state, retry-after on 429, the contract's errors as LeaderboardApiError, aborts.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { readdirSync, readFileSync } from 'node:fs'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
-import { LeaderboardApiError, LeaderboardClient, type LeaderboardClientOptions } from '../src/client/index.js'
+import { LeaderboardApiError, LeaderboardClient, type LeaderboardClientOptions, type RetryInfo } from '../src/client/index.js'
 import type { Config } from '../src/config.js'
 
 const server = await RedisServer.start()
@@ -194,14 +195,77 @@ t.test('a signal aborts the request, and a retry wait, with its reason', async (
   t.same(sent.map((s) => s.status), [200, 200, 429], 'aborted in the wait: no retry sent')
 })
 
-t.test('an attempt longer than timeoutMs rejects with the TimeoutError fetch gives', async (t) => {
+/**
+ * A proxy in front of the service that fails the first requests as proxies and networks do (in
+ * `failures`' order: a dropped connection, or a status with an HTML page), then forwards.
+ */
+async function flakyProxy (t: Test, target: string, failures: Array<'drop' | number>) {
+  const seen: Array<{ requestId: string | undefined }> = []
+  const proxy = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+    seen.push({ requestId: req.headers['x-request-id'] as string | undefined })
+    const failure = failures.shift()
+    if (failure === 'drop') { req.socket.destroy(); return }
+    if (failure !== undefined) { res.writeHead(failure, { 'content-type': 'text/html' }).end(`<h1>${failure}</h1>`); return }
+    fetch(`${target}${req.url ?? ''}`, { headers: req.headers as Record<string, string> }).then(async (answer) => {
+      res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()))
+    }, () => { res.writeHead(500).end() })
+  })
+  await new Promise<void>((resolve) => { proxy.listen(0, '127.0.0.1', resolve) })
+  t.teardown(() => { proxy.closeAllConnections(); proxy.close() })
+  const { port } = proxy.address() as { port: number }
+  return { baseUrl: `http://127.0.0.1:${port}/api/v1`, seen }
+}
+
+t.test('a dropped connection, a 502, 503 or 504 is retried after a jittered backoff, each retry told to onRetry; one request id throughout', async (t) => {
+  const { key, baseUrl } = await serve(t)
+  const proxy = await flakyProxy(t, baseUrl.replace(/\/api\/v1$/, ''), ['drop', 502, 503, 504])
+  const retries: RetryInfo[] = []
+  const c = new LeaderboardClient({ baseUrl: proxy.baseUrl, apiKey: key, maxRetries: 4, retryBaseMs: 20, onRetry: (retry) => { retries.push(retry) } })
+  const result = await c.stats(GUILD)
+  t.match(result.data, { total_members: 12 }, 'the fifth attempt reached the service')
+  t.same(retries.map((r) => [r.attempt, r.status]), [[1, undefined], [2, 502], [3, 503], [4, 504]])
+  t.ok(retries[0]?.error instanceof Error, 'the dropped connection\'s error is passed on')
+  for (const retry of retries) {
+    const cap = 20 * 2 ** (retry.attempt - 1)
+    t.ok(retry.delayMs >= 0 && retry.delayMs < cap, `retry ${retry.attempt} waited ${retry.delayMs} ms, below ${cap}`)
+  }
+  const ids = new Set(proxy.seen.map((s) => s.requestId))
+  t.equal(ids.size, 1, 'every attempt sent the same x-request-id')
+  t.same([...ids], [retries[0]?.requestId])
+})
+
+t.test('past maxRetries the last answer throws: a proxy\'s 502 page is http_502, carrying the request id the call sent', async (t) => {
+  const { key, baseUrl } = await serve(t)
+  const proxy = await flakyProxy(t, baseUrl.replace(/\/api\/v1$/, ''), [502, 502, 502])
+  const retries: RetryInfo[] = []
+  const c = new LeaderboardClient({ baseUrl: proxy.baseUrl, apiKey: key, retryBaseMs: 1, onRetry: (retry) => { retries.push(retry) } })
+  const error = await c.stats(GUILD).catch((err: unknown) => err)
+  t.ok(error instanceof LeaderboardApiError)
+  t.match(error, { statusCode: 502, code: 'http_502', requestId: proxy.seen[0]?.requestId })
+  t.equal(retries.length, 2, 'the default maxRetries: two retries, three attempts')
+  t.equal(proxy.seen.length, 3)
+})
+
+t.test('an error answer of the service carries the request id the service logged it under; a 4xx is never retried', async (t) => {
+  const { client, sent } = await serve(t)
+  const retries: RetryInfo[] = []
+  const error = await client({ onRetry: (retry) => { retries.push(retry) } }).member(GUILD, '999').catch((err: unknown) => err) as LeaderboardApiError
+  t.equal(error.code, 'member_not_found')
+  t.match(error.requestId, /^[0-9a-f-]{36}$/, 'a UUID')
+  t.same(retries, [])
+  t.equal(sent.length, 1)
+})
+
+t.test('an attempt longer than timeoutMs rejects with the TimeoutError fetch gives, after its retries', async (t) => {
   const silent = createServer(() => {}) // accepts and never answers
   await new Promise<void>((resolve) => { silent.listen(0, '127.0.0.1', resolve) })
   t.teardown(() => { silent.close() })
   const { port } = silent.address() as { port: number }
   silent.on('connection', (socket) => { t.teardown(() => { socket.destroy() }) })
-  const c = new LeaderboardClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'k', timeoutMs: 200 })
+  const retries: RetryInfo[] = []
+  const c = new LeaderboardClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, apiKey: 'k', timeoutMs: 200, retryBaseMs: 1, onRetry: (retry) => { retries.push(retry) } })
   await t.rejects(c.stats(GUILD), { name: 'TimeoutError' })
+  t.same(retries.map((r) => (r.error as Error).name), ['TimeoutError', 'TimeoutError'], 'each timed-out attempt was retried, twice by default')
 })
 
 t.test('the client has no runtime import outside src/client (types only), so a bundle carries none of the server', async (t) => {

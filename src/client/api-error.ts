@@ -41,23 +41,27 @@ export class LeaderboardApiError extends Error {
   /** The `retry-after` of a 429 or 503, in seconds. */
   readonly retryAfterSeconds: number | undefined
   readonly rateLimit: RateLimit | undefined
+  /** The request's id (the service's `x-request-id`, or the one the client sent): quote it to find the request in the service's logs. */
+  readonly requestId: string | undefined
 
-  constructor (statusCode: number, code: ApiErrorCode, message: string, retryAfterSeconds?: number, rateLimit?: RateLimit) {
+  constructor (statusCode: number, code: ApiErrorCode, message: string, retryAfterSeconds?: number, rateLimit?: RateLimit, requestId?: string) {
     super(message)
     this.name = 'LeaderboardApiError'
     this.statusCode = statusCode
     this.code = code
     this.retryAfterSeconds = retryAfterSeconds
     this.rateLimit = rateLimit
+    this.requestId = requestId
   }
 
-  static async fromResponse (response: Response): Promise<LeaderboardApiError> {
+  static async fromResponse (response: Response, sentRequestId?: string): Promise<LeaderboardApiError> {
     const text = await response.text().catch(() => '')
     let body: { code?: unknown, message?: unknown } = {}
     try { body = JSON.parse(text) as typeof body } catch {}
     // Trusted as one of the API's codes when the body has the API's error shape.
     const code = typeof body?.code === 'string' ? body.code as ErrorCode : `http_${response.status}` as const
     const message = typeof body?.message === 'string' ? body.message : `${response.status} ${response.statusText}`.trim()
-    return new LeaderboardApiError(response.status, code, message, retryAfterOf(response.headers), rateLimitOf(response.headers))
+    return new LeaderboardApiError(response.status, code, message, retryAfterOf(response.headers), rateLimitOf(response.headers),
+      response.headers.get('x-request-id') ?? sentRequestId)
   }
 }

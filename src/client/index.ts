@@ -1,6 +1,6 @@
 // The client alone, as the package's `guild-leaderboard/client` entry: no runtime import beyond
 // these files, so a dashboard's bundle carries none of the server.
-export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions } from './leaderboard-client.js'
+export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions, type RetryInfo } from './leaderboard-client.js'
 export { LeaderboardApiError, type ApiErrorCode, type RateLimit } from './api-error.js'
 export type {
   AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period

@@ -1,7 +1,9 @@
 // A typed client of the read API for dashboards and bots: one method per endpoint, ETag
-// revalidation (a 304 is free of quota) and retry-after handled for the caller. Dependency-free:
-// global fetch only, so it runs on Node 20+ and in browsers alike. Every request goes through
-// #get; a new endpoint is one line.
+// revalidation (a 304 is free of quota), and retries of what passes (a network error, a 502, 503
+// or 504, a 429 with retry-after) with backoff and jitter, each reported to onRetry. Every call
+// sends a request id of its own, which an error carries. Dependency-free: global fetch only, so
+// it runs on Node 20+ and in browsers alike. Every request goes through #get; a new endpoint is
+// one line.
 import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
 import { LeaderboardApiError, rateLimitOf, retryAfterOf, type RateLimit } from './api-error.js'
 
@@ -13,12 +15,34 @@ export interface LeaderboardClientOptions {
   fetch?: typeof fetch
   /** Time allowed for each attempt, in ms (10 s). */
   timeoutMs?: number
-  /** Retries of a 429 or 503 that carries retry-after (2). */
+  /**
+   * Retries of a call (2): after a network error or an attempt's timeout, a 502, 503 or 504, and
+   * a 429 that carries retry-after. Every endpoint is a GET, so a retry is always safe.
+   */
   maxRetries?: number
-  /** The longest retry-after waited for, in ms (60 s); a longer one is thrown at once. */
+  /** The first retry's backoff, in ms (250): each further one doubles it, and each is drawn at random below that ("full jitter"). */
+  retryBaseMs?: number
+  /** The longest wait before a retry, in ms (10 s): a retry-after longer than that is thrown at once, for a UI to show. */
   maxRetryWaitMs?: number
+  /** Called before each retry's wait, with why and for how long: a UI can say "retrying…". */
+  onRetry?: (retry: RetryInfo) => void
   /** URLs whose last ETag and body are kept for revalidation (100). */
   cacheEntries?: number
+}
+
+/** What onRetry is told before a retry. */
+export interface RetryInfo {
+  /** The retry about to be made: 1 for the first. */
+  attempt: number
+  /** Ms it waits first: the answer's retry-after, or the backoff. */
+  delayMs: number
+  url: string
+  /** The request id the call sends on every attempt (the service logs it). */
+  requestId: string
+  /** The status of the answer retried, or undefined for a network error or a timeout. */
+  status: number | undefined
+  /** The error of an attempt that got no answer (a network error, a timeout). */
+  error: unknown
 }
 
 /** Per call: a signal that aborts the request, and any retry wait, with its reason. */
@@ -43,14 +67,15 @@ type Query = Record<string, string | number | undefined>
 export class LeaderboardClient {
   /** The quota as of the last response seen (an error's included). */
   rateLimit: RateLimit | undefined
-  readonly #options: Required<Omit<LeaderboardClientOptions, 'fetch'>> & { fetch: typeof fetch }
+  readonly #options: Required<Omit<LeaderboardClientOptions, 'fetch' | 'onRetry'>> & Pick<LeaderboardClientOptions, 'onRetry'> & { fetch: typeof fetch }
   readonly #remembered = new Map<string, Remembered>()
 
   constructor (options: LeaderboardClientOptions) {
     this.#options = {
       timeoutMs: 10_000,
       maxRetries: 2,
-      maxRetryWaitMs: 60_000,
+      retryBaseMs: 250,
+      maxRetryWaitMs: 10_000,
       cacheEntries: 100,
       ...options,
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
@@ -88,14 +113,23 @@ export class LeaderboardClient {
       if (value !== undefined) url.searchParams.set(name, String(value))
     }
     const key = url.toString()
+    const requestId = globalThis.crypto.randomUUID()
     for (let attempt = 0; ; attempt++) {
       const remembered = this.#remembered.get(key)
-      const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.#options.apiKey }
+      const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.#options.apiKey, 'x-request-id': requestId }
       if (remembered !== undefined) headers['if-none-match'] = remembered.etag
       const timeout = AbortSignal.timeout(this.#options.timeoutMs)
-      const response = await this.#options.fetch(key, {
-        headers, signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout])
-      })
+      let response: Response
+      try {
+        response = await this.#options.fetch(key, {
+          headers, signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout])
+        })
+      } catch (error) {
+        // The caller's abort ends the call; a network error or this attempt's timeout is retried.
+        if (signal?.aborted === true || attempt >= this.#options.maxRetries) throw error
+        await this.#retry({ attempt: attempt + 1, delayMs: this.#backoff(attempt), url: key, requestId, status: undefined, error }, signal)
+        continue
+      }
       const rateLimit = rateLimitOf(response.headers)
       if (rateLimit !== undefined) this.rateLimit = rateLimit
       if (response.status === 304 && remembered !== undefined) {
@@ -109,15 +143,34 @@ export class LeaderboardClient {
         else this.#remember(key, { etag, data })
         return { data, notModified: false, rateLimit }
       }
-      const wait = retryAfterOf(response.headers)
-      if ((response.status === 429 || response.status === 503) && wait !== undefined &&
-          attempt < this.#options.maxRetries && wait * 1000 <= this.#options.maxRetryWaitMs) {
+      const delayMs = this.#retryDelay(response, attempt)
+      if (delayMs !== undefined) {
         await response.body?.cancel()
-        await sleep(wait * 1000, signal)
+        await this.#retry({ attempt: attempt + 1, delayMs, url: key, requestId, status: response.status, error: undefined }, signal)
         continue
       }
-      throw await LeaderboardApiError.fromResponse(response)
+      throw await LeaderboardApiError.fromResponse(response, requestId)
     }
+  }
+
+  /** How long to wait before retrying `response`, or undefined when it is not retried. */
+  #retryDelay (response: Response, attempt: number): number | undefined {
+    if (attempt >= this.#options.maxRetries) return undefined
+    const retryAfter = retryAfterOf(response.headers)
+    const passing = response.status === 502 || response.status === 503 || response.status === 504
+    if (!passing && !(response.status === 429 && retryAfter !== undefined)) return undefined
+    const delayMs = retryAfter !== undefined ? retryAfter * 1000 : this.#backoff(attempt)
+    return delayMs <= this.#options.maxRetryWaitMs ? delayMs : undefined
+  }
+
+  /** Full jitter: a random wait below retryBaseMs doubled per attempt, never past maxRetryWaitMs. */
+  #backoff (attempt: number): number {
+    return Math.floor(Math.random() * Math.min(this.#options.maxRetryWaitMs, this.#options.retryBaseMs * 2 ** attempt))
+  }
+
+  async #retry (info: RetryInfo, signal: AbortSignal | undefined): Promise<void> {
+    this.#options.onRetry?.(info)
+    await sleep(info.delayMs, signal)
   }
 
   /** Keeps the entry as the most recent, dropping the least recently used past the bound. */
