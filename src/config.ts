@@ -47,7 +47,8 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-const ENV_NAMES: Record<keyof Config, string> = {
+/** Each setting's environment variable. */
+export const ENV_NAMES: Record<keyof Config, string> = {
   port: 'PORT',
   host: 'HOST',
   redisUrl: 'REDIS_URL',
