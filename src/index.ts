@@ -19,10 +19,11 @@ export { buildApp } from './app.js'
 export { loadConfig, parseConfig, type Config } from './config.js'
 export {
   importMembers, describePosition, IMPORT_CHUNK, MAX_LISTED_PROBLEMS,
-  type ImportOptions, type ImportProblem, type ImportProgress, type ImportSummary, type RowPosition, type SourceRow
+  type ImportedSettings, type ImportOptions, type ImportProblem, type ImportProgress, type ImportSummary, type RowPosition, type SourceRow
 } from './transfer/import-members.js'
 export {
-  importFile, openImportFile, csvSource, mee6Source, importFormatOf, IMPORT_FORMATS, CSV_REQUIRED_COLUMNS,
+  importFile, importStream, openImportFile, openImportStream, csvSource, mee6Source, parseMee6Json, importFormatOf, formatFromName,
+  IMPORT_FORMATS, CSV_REQUIRED_COLUMNS, CSV_SETTINGS_COLUMNS,
   type ImportFileOptions, type ImportFormat, type RowSource
 } from './transfer/import-sources.js'
 export {

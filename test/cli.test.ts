@@ -43,7 +43,7 @@ async function guildState (guildId: string): Promise<Record<string, string | nul
 }
 
 t.test('--help exits 0 on every command', async (t) => {
-  const commands = [[], ['award'], ['daily'], ['guild', 'set'], ['member', 'show'], ['member', 'set-xp'], ['member', 'rename'],
+  const commands = [[], ['award'], ['daily'], ['guild', 'set'], ['guild', 'show'], ['member', 'show'], ['member', 'set-xp'], ['member', 'rename'],
     ['member', 'remove'], ['top'], ['keys', 'create'], ['keys', 'list'], ['keys', 'rotate'], ['keys', 'set-plan'], ['keys', 'revoke'],
     ['seed'], ['demo'], ['import'], ['export']]
   const runs = await Promise.all(commands.map(async (command) => await cli([...command, '--help'])))
@@ -189,7 +189,7 @@ t.test('keys revoke of an unknown id is exit 1 with one line', async (t) => {
 t.test('seed fills a server, without a progress bar when not on a terminal, and prints the time taken', async (t) => {
   const run = await cli(['seed', '--guild', '8', '--members', '250', '--curve', 'linear', '--seed', 'cli'])
   t.equal(run.code, 0)
-  t.match(run.stdout, /^seeded 250 members into 8 in \d+\.\d\d s /)
+  t.match(run.stdout, /^seeded 250 members into 8 in \d+(?: ms|\.\d s \(\d+ members\/s\)), seed cli\n/)
   t.notMatch(run.stderr, '\u001b', 'no terminal escapes in a pipe')
   t.equal(await redis.zcard(keys.guild('8').board), 250)
   t.equal(await redis.hget(keys.guild('8').settings, 'curve'), 'linear')
@@ -400,4 +400,29 @@ t.test('daily and seed print one line of JSON with --json', async (t) => {
   t.equal(lines(seed.stdout).length, 1, 'one line, no progress on stdout')
   t.match(JSON.parse(seed.stdout), { guild_id: '28', members: 5, seed: 'json', total_xp: Number, elapsed_ms: Number })
   t.equal(await redis.zcard(keys.guild('28').board), 5)
+})
+
+t.test('guild show prints a server\'s curve, multiplier, members, total XP and keys, as fields or as JSON', async (t) => {
+  await writer.configureGuild('60', { curve: 'linear', multiplier: '2.5' })
+  await writer.bulkSetMembers('60', [{ userId: '1', xp: 300, username: 'a' }, { userId: '2', xp: 0 }])
+  const key = await store.create({ guildId: '60', plan: 'free', name: 'dashboard' })
+  const revoked = await store.create({ guildId: '60', plan: 'starter' })
+  await store.revoke(revoked.id)
+  const [text, json, empty] = await Promise.all([
+    cli(['guild', 'show', '--guild', '60']),
+    cli(['guild', 'show', '--guild', '60', '--json']),
+    cli(['guild', 'show', '--guild', '61'])
+  ])
+  t.equal(text.code, 0, text.stderr)
+  t.match(text.stdout, /^server {9}60\ncurve {10}linear\nmultiplier {5}2\.5\nmembers {8}2 \(1 with XP\)\ntotal XP {7}300\naverage level {2}2\nAPI keys {7}2 keys, 1 active\n\nID /)
+  t.match(text.stdout, new RegExp(`\n${key.id}  dashboard  free +active +-\n`))
+  t.match(text.stdout, new RegExp(`\n${revoked.id}  - +starter  revoked  -\n`))
+  t.notMatch(text.stdout, key.key, 'never a key itself')
+  const shown = JSON.parse(json.stdout) as { api_keys: Array<{ id: string }> }
+  t.match(shown, { guild_id: '60', xp_curve: 'linear', xp_multiplier: 2.5, members: 2, members_with_xp: 1, total_xp: 300, average_level: 2 })
+  t.same(shown.api_keys.sort((a, b) => a.id.localeCompare(b.id)), [
+    { id: revoked.id, name: null, plan: 'starter', status: 'revoked', expires_at: null },
+    { id: key.id, name: 'dashboard', plan: 'free', status: 'active', expires_at: null }
+  ].sort((a, b) => a.id.localeCompare(b.id)))
+  t.match(empty.stdout, /curve {10}mee6\nmultiplier {5}1\nmembers {8}0 \(0 with XP\)\n.*\nAPI keys {7}none\n$/s)
 })

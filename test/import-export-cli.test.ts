@@ -38,7 +38,8 @@ t.test('import of a CSV with bad lines: exit 0, each bad line on stderr, a summa
     'skipped line 3: xp must be a whole number from 0 to 1000000000000 (got "-1")',
     'skipped line 4: username must be 1 to 100 characters without control characters (got "multi\\nline")'
   ])
-  t.match(run.stdout, new RegExp(`^imported 2 members into 101 from ${path} \\(csv\\) in \\d+\\.\\d\\d s \\(\\d+ rows/s\\); skipped 2 bad rows \\(on stderr\\)\n$`))
+  t.match(run.stdout, new RegExp(`^imported 2 members into 101 from ${path} \\(csv\\) in \\d+ ms; skipped 2 bad rows \\(on stderr\\)\n$`),
+    'a small import is timed in milliseconds, with no rate')
   t.same(await boardOf(redis, keys.guild('101')), new Map([['1', 10], ['4', 40]]))
 })
 
@@ -79,7 +80,8 @@ t.test('import errors that concern the whole file: exit 1, one clear line, nothi
   const cases: Array<[string, string[], RegExp]> = [
     ['a header without xp', ['--file', file('no-xp.csv', 'user_id,username,points\n1,a,5\n')],
       /^error: the CSV header \(line 1\) must name the columns user_id, username, xp; missing: xp \(found: "user_id", "username", "points"\)\n$/],
-    ['an extension that names no format', ['--file', file('board.txt', 'user_id,username,xp\n')], /^error: cannot tell the format of .*board\.txt .*give the format\n$/],
+    ['an extension that names no format', ['--file', file('board.txt', 'user_id,username,xp\n')], /^error: cannot tell the format of .*board\.txt .*; give --format mee6 or --format csv\n$/],
+    ['standard input without --format', ['--file', '-'], /^error: cannot tell standard input; give --format mee6 or --format csv\n$/],
     ['no such file', ['--file', join(dir, 'nope.csv')], /^error: cannot read .*nope\.csv: ENOENT/],
     ['not JSON', ['--file', file('broken.json', '{')], /^error: .*broken\.json is not valid JSON/],
     ['an unknown --format', ['--file', file('x.csv', ''), '--format', 'xlsx'], /error: option '--format <name>' argument 'xlsx' is invalid/]
@@ -114,21 +116,21 @@ t.test('export writes every member in rank order as CSV or JSON lines; an empty 
   ])
   t.same(csv, {
     code: 0,
-    stdout: 'user_id,username,xp,level,daily_streak,last_daily_claim\n' +
-      '8,top,1000,4,0,2020-01-02T03:04:05.678Z\n' +
-      '99,Zoë,300,2,0,\n' +
-      '100,"comma, ""quoted""",300,2,0,\n' +
-      '7,,0,0,0,\n',
+    stdout: 'user_id,username,xp,level,daily_streak,last_daily_claim,xp_curve,xp_multiplier\n' +
+      '8,top,1000,4,0,2020-01-02T03:04:05.678Z,mee6,1\n' +
+      '99,Zoë,300,2,0,,mee6,1\n' +
+      '100,"comma, ""quoted""",300,2,0,,mee6,1\n' +
+      '7,,0,0,0,,mee6,1\n',
     stderr: ''
   })
   t.equal(jsonl.code, 0)
   t.same(lines(jsonl.stdout).map((line) => JSON.parse(line)), [
-    { user_id: '8', username: 'top', xp: 1000, level: 4, daily_streak: 0, last_daily_claim: '2020-01-02T03:04:05.678Z' },
-    { user_id: '99', username: 'Zoë', xp: 300, level: 2, daily_streak: 0, last_daily_claim: null },
-    { user_id: '100', username: 'comma, "quoted"', xp: 300, level: 2, daily_streak: 0, last_daily_claim: null },
-    { user_id: '7', username: null, xp: 0, level: 0, daily_streak: 0, last_daily_claim: null }
+    { user_id: '8', username: 'top', xp: 1000, level: 4, daily_streak: 0, last_daily_claim: '2020-01-02T03:04:05.678Z', xp_curve: 'mee6', xp_multiplier: 1 },
+    { user_id: '99', username: 'Zoë', xp: 300, level: 2, daily_streak: 0, last_daily_claim: null, xp_curve: 'mee6', xp_multiplier: 1 },
+    { user_id: '100', username: 'comma, "quoted"', xp: 300, level: 2, daily_streak: 0, last_daily_claim: null, xp_curve: 'mee6', xp_multiplier: 1 },
+    { user_id: '7', username: null, xp: 0, level: 0, daily_streak: 0, last_daily_claim: null, xp_curve: 'mee6', xp_multiplier: 1 }
   ])
-  t.same(empty, { code: 0, stdout: 'user_id,username,xp,level,daily_streak,last_daily_claim\n', stderr: '' })
+  t.same(empty, { code: 0, stdout: 'user_id,username,xp,level,daily_streak,last_daily_claim,xp_curve,xp_multiplier\n', stderr: '' })
 })
 
 t.test('export from one server, import into another: the same leaderboard', async (t) => {
@@ -143,4 +145,53 @@ t.test('export from one server, import into another: the same leaderboard', asyn
   t.same(await reader.stats('109'), await reader.stats('108'))
   t.same([...(await recordsOf(redis, keys.guild('109'))).values()].map((r) => r.username).sort(),
     [...(await recordsOf(redis, keys.guild('108'))).values()].map((r) => r.username).sort(), 'every name exactly')
+})
+
+t.test('import --file - reads standard input, CSV or MEE6, named as such in the summary; one row is "1 member"', async (t) => {
+  const [csv, mee6] = await Promise.all([
+    cli(['import', '--guild', '110', '--file', '-', '--format', 'csv'], {}, 'user_id,username,xp\n1,one,12\n'),
+    cli(['import', '--guild', '111', '--file', '-', '--format', 'mee6'], {}, '{"players": [{"id": "2", "username": "two", "xp": 34}]}')
+  ])
+  t.equal(csv.stderr, '')
+  t.match(csv.stdout, /^imported 1 member into 110 from standard input \(csv\) in \d+ ms\n$/)
+  t.same(await boardOf(redis, keys.guild('110')), new Map([['1', 12]]))
+  t.equal(mee6.code, 0, mee6.stderr)
+  t.same(await boardOf(redis, keys.guild('111')), new Map([['2', 34]]))
+})
+
+t.test('MEE6 ids written as numbers past 2^53 keep every digit', async (t) => {
+  const path = file('big-ids.json', '{"players": [{"id": 444444444444444444, "username": "big", "xp": 5}, ' +
+    '{"id": 12345678901234567890, "username": "bigger", "xp": 6}, {"id": 7, "username": "small", "xp": 1.5e3}]}')
+  const run = await cli(['import', '--guild', '112', '--file', path])
+  t.equal(run.code, 0, run.stderr)
+  t.equal(run.stderr, '')
+  t.same(await boardOf(redis, keys.guild('112')), new Map([['444444444444444444', 5], ['12345678901234567890', 6], ['7', 1500]]))
+})
+
+t.test("export then import carries the server's curve and multiplier; --keep-settings keeps the target's; a file without them changes none", async (t) => {
+  await writer.configureGuild('113', { curve: 'linear', multiplier: '1.5' })
+  await writer.bulkSetMembers('113', [{ userId: '1', xp: 1_000_000, username: 'a' }, { userId: '2', xp: 500, username: 'b' }])
+  const exported = await cli(['export', '--guild', '113'])
+  const path = file('settings.csv', exported.stdout)
+  const [carried, kept] = await Promise.all([
+    cli(['import', '--guild', '114', '--file', path]),
+    cli(['import', '--guild', '115', '--file', path, '--keep-settings'])
+  ])
+  t.match(carried.stdout, /^imported 2 members into 114 .* in \d+ ms; set curve linear, multiplier 1\.5\n$/)
+  t.same((await reader.page('114', 1, 10)).data, (await reader.page('113', 1, 10)).data, 'the same levels: under the same curve')
+  t.match(await reader.stats('114'), { xp_curve: 'linear', xp_multiplier: 1.5 })
+  t.notMatch(kept.stdout, /set curve/)
+  t.match(await reader.stats('115'), { xp_curve: 'mee6', xp_multiplier: 1 })
+
+  await writer.configureGuild('116', { curve: 'flat', multiplier: 3 })
+  const old = await cli(['import', '--guild', '116', '--file', file('old.csv', 'user_id,username,xp,level,daily_streak,last_daily_claim\n1,a,5,0,0,\n')])
+  t.equal(old.code, 0)
+  t.match(await reader.stats('116'), { xp_curve: 'flat', xp_multiplier: 3 }, 'an old export (no settings columns) leaves them')
+
+  const mixed = await cli(['import', '--guild', '117', '--file', file('mixed.csv', 'user_id,username,xp,xp_curve,xp_multiplier\n1,a,5,linear,2\n2,b,6,flat,2\n3,c,7,linear,200\n')])
+  t.same(lines(mixed.stderr), [
+    "skipped line 3: the settings (xp_curve flat, xp_multiplier 2) differ from the file's first (linear, 2): a file holds one server's settings",
+    'skipped line 4: xp_multiplier must be a number from 0.01 to 100 with at most two decimals (got "200")'
+  ])
+  t.match(await reader.stats('117'), { xp_curve: 'linear', xp_multiplier: 2 })
 })

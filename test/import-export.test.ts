@@ -292,7 +292,7 @@ t.test('round trip: a CSV export imported into another server gives the same lea
   t.same([s.imported, s.skipped], [17, 0])
   t.same(await wholeBoard(to), await wholeBoard(from), 'every entry (rank, id, name, level, XP) and the stats')
   t.same((await rawRecordsOf(redis, keys.guild(to))).get('5'), undefined, 'a member without a name stays without one')
-  const strip = (text: string): string => text.split('\n').map((line) => line.replace(/,\d+,[^,]*$/, '')).join('\n')
+  const strip = (text: string): string => text.split('\n').map((line) => line.replace(/,\d+,[^,]*(,\w+,[\d.]+)$/, '$1')).join('\n')
   t.equal(strip(await exported(to, 'csv')), strip(csv), 'and its export is the same but for the daily columns, which imports do not carry')
 })
 
@@ -301,7 +301,7 @@ t.test('CSV export: the header, then every member in rank order, names quoted on
   await tricky(g)
   const text = await exported(g, 'csv')
   const csvLines = text.split('\n')
-  t.equal(csvLines[0], 'user_id,username,xp,level,daily_streak,last_daily_claim')
+  t.equal(csvLines[0], 'user_id,username,xp,level,daily_streak,last_daily_claim,xp_curve,xp_multiplier')
   t.equal(csvLines.at(-1), '', 'ends with a line break')
   const ids = csvLines.slice(1, -1).map((line) => line.split(',')[0])
   t.same(ids, (await reader.page(g, 1, 100)).data.map((e) => e.user_id), 'rank order, ties by user id as numbers')
@@ -316,7 +316,7 @@ t.test('JSON lines export: one object per member in rank order, with the member 
   await tricky(g)
   const members = (await exported(g, 'jsonl')).trimEnd().split('\n').map((line) => JSON.parse(line) as ExportedMember)
   t.equal(members.length, 17)
-  t.same(Object.keys(members[0] ?? {}), ['user_id', 'username', 'xp', 'level', 'daily_streak', 'last_daily_claim'])
+  t.same(Object.keys(members[0] ?? {}), ['user_id', 'username', 'xp', 'level', 'daily_streak', 'last_daily_claim', 'xp_curve', 'xp_multiplier'])
   for (const id of ['99', '100', '5']) {
     const line = members.find((m) => m.user_id === id)
     const record = await reader.member(g, id)
@@ -326,7 +326,9 @@ t.test('JSON lines export: one object per member in rank order, with the member 
       xp: record.xp,
       level: record.level,
       daily_streak: record.daily_streak,
-      last_daily_claim: record.last_daily_claim
+      last_daily_claim: record.last_daily_claim,
+      xp_curve: 'mee6',
+      xp_multiplier: 1
     }, `user ${id}: what the member record shows (username null when none is recorded)`)
   }
   t.equal(members.find((m) => m.user_id === '99')?.daily_streak, 4, 'a live streak')
@@ -336,7 +338,7 @@ t.test('JSON lines export: one object per member in rank order, with the member 
 
 t.test('export of a server with no members: the CSV header alone, no JSON lines', async (t) => {
   const g = newGuild()
-  t.equal(await exported(g, 'csv'), 'user_id,username,xp,level,daily_streak,last_daily_claim\n')
+  t.equal(await exported(g, 'csv'), 'user_id,username,xp,level,daily_streak,last_daily_claim,xp_curve,xp_multiplier\n')
   t.equal(await exported(g, 'jsonl'), '')
 })
 

@@ -117,7 +117,7 @@ export function addKeyCommands (program: Command): void {
     })
 }
 
-function statusOf (info: ApiKeyInfo, now: number): Status {
+export function statusOf (info: ApiKeyInfo, now: number): Status {
   if (info.revokedAt !== null) return 'revoked'
   if (info.expiresAt !== null && info.expiresAt.getTime() <= now) return 'expired'
   return 'active'

@@ -6,6 +6,7 @@ import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { MAX_AWARD } from '../validation.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
+import { addGuildShow } from './guild-show.js'
 import { fields, print, printJson } from './output.js'
 import * as parse from './parsers.js'
 
@@ -54,6 +55,7 @@ export function addMemberCommands (program: Command): void {
     })
 
   const guild = program.command('guild').description("a server's settings")
+  addGuildShow(guild)
   guild.command('set')
     .description("set a server's XP curve and/or multiplier; levels and stats follow at once")
     .addOption(guildOption())

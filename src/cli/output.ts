@@ -36,3 +36,17 @@ export function fields (record: Record<string, unknown>): string {
 export function shortDate (date: Date | null): string {
   return date === null ? '-' : date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z')
 }
+
+/** `1 member`, `2 members`: a count with its noun, singular for one. */
+export function count (n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`
+}
+
+/**
+ * How long some work took, and its rate when it took long enough for a rate to mean something:
+ * `in 12 ms`, or `in 3.4 s (58210 rows/s)`.
+ */
+export function timing (elapsedMs: number, done: number, unit: string): string {
+  if (elapsedMs < 1000) return `in ${Math.max(1, Math.round(elapsedMs))} ms`
+  return `in ${(elapsedMs / 1000).toFixed(1)} s (${Math.round(done / (elapsedMs / 1000))} ${unit}/s)`
+}

@@ -5,7 +5,7 @@ import { CURVES, type Curve } from '../levels/curves.js'
 import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
-import { print, printJson } from './output.js'
+import { count, print, printJson, timing } from './output.js'
 import { progressReporter } from './progress.js'
 import * as parse from './parsers.js'
 
@@ -40,9 +40,7 @@ export function addSeedCommands (program: Command): void {
             })
             return
           }
-          const seconds = s.elapsedMs / 1000
-          print(`seeded ${s.members} members into ${s.guildId} in ${seconds.toFixed(2)} s ` +
-            `(${Math.round(s.members / seconds)} members/s, seed ${s.seed})`)
+          print(`seeded ${count(s.members, 'member')} into ${s.guildId} ${timing(s.elapsedMs, s.members, 'members')}, seed ${s.seed}`)
           print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one`)
         } finally {
           progress.stop()

@@ -6,39 +6,49 @@ import { ImportFileError, ImportRefusedError } from '../errors.js'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { EXPORT_FORMATS, type ExportFormat, exportMembers } from '../transfer/export-members.js'
 import type { ImportProblem, ImportSummary } from '../transfer/import-members.js'
-import { IMPORT_FORMATS, type ImportFormat, importFile, importFormatOf } from '../transfer/import-sources.js'
+import { formatFromName, IMPORT_FORMATS, type ImportFormat, importFile, importStream } from '../transfer/import-sources.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { CliError, withRedis } from './connection.js'
-import { print, printJson } from './output.js'
+import { count, print, printJson, timing } from './output.js'
 import * as parse from './parsers.js'
 import { progressReporter } from './progress.js'
 
-interface ImportOpts { guild: string, file: string, format?: ImportFormat, strict?: boolean, json?: boolean }
+interface ImportOpts { guild: string, file: string, format?: ImportFormat, strict?: boolean, keepSettings?: boolean, json?: boolean }
+
+/** `--file -`: standard input. */
+const STDIN = '-'
 
 export function addTransferCommands (program: Command): void {
   program.command('import')
     .description("set members' XP (not multiplied) and usernames from a MEE6 leaderboard JSON or a CSV naming user_id, username and xp; " +
-      'other members and every daily streak are kept; bad rows are listed on stderr and skipped')
+      'other members and every daily streak are kept; bad rows are listed on stderr and skipped; ' +
+      "a CSV made by export also sets the server's curve and multiplier")
     .addOption(new Option('--guild <id>', 'server (guild) to import into').argParser(parse.guildId).makeOptionMandatory())
-    .addOption(new Option('--file <path>', 'the file to read').makeOptionMandatory())
+    .addOption(new Option('--file <path>', 'the file to read; - reads standard input (then give --format)').makeOptionMandatory())
     .addOption(new Option('--format <name>', 'the file\'s format (default: .json is mee6, .csv is csv)').choices(IMPORT_FORMATS))
     .option('--strict', 'refuse the whole file if any row is bad: nothing is written, exit 1')
+    .option('--keep-settings', "keep the server's curve and multiplier even if the file carries others")
     .option('--json', 'print the summary as one line of JSON (bad rows in it, not on stderr)')
     .action(async (opts: ImportOpts) => {
-      const format = opts.format ?? importFormatOf(opts.file) // before connecting: a typo needs no Redis
+      const format = opts.format ?? formatOf(opts.file) // before connecting: a typo needs no Redis
       await withRedis(async ({ redis, keys }) => {
         const progress = progressReporter('importing', { unit: 'rows', terminalOnly: true })
         let imported = 0
         let summary: ImportSummary
         try {
-          summary = await importFile(new LeaderboardWriter(redis, keys), opts.guild, opts.file, {
+          const writer = new LeaderboardWriter(redis, keys)
+          const options = {
             format,
             strict: opts.strict,
-            onProgress: (p) => {
+            keepSettings: opts.keepSettings,
+            onProgress: (p: { imported: number, fractionRead: number }) => {
               imported = p.imported
               progress.update(Math.round(p.fractionRead * 1000), 1000, `${p.imported} imported`)
             }
-          })
+          }
+          summary = opts.file === STDIN
+            ? await importStream(writer, opts.guild, process.stdin, { ...options, name: 'standard input' })
+            : await importFile(writer, opts.guild, opts.file, options)
         } catch (err) {
           progress.stop()
           if (err instanceof ImportRefusedError) {
@@ -46,7 +56,7 @@ export function addTransferCommands (program: Command): void {
             throw err
           }
           if (err instanceof ImportFileError && imported > 0) {
-            throw new CliError(`${err.message} (${imported} members before it were imported; importing again once the file is fixed is safe)`)
+            throw new CliError(`${err.message} (${count(imported, 'member')} before it ${imported === 1 ? 'was' : 'were'} imported; importing again once the file is fixed is safe)`)
           }
           throw err
         } finally {
@@ -85,9 +95,17 @@ export function addTransferCommands (program: Command): void {
     })
 }
 
+/** The format from the file's name, or an error naming --format. */
+function formatOf (file: string): ImportFormat {
+  const format = file === STDIN ? undefined : formatFromName(file)
+  if (format !== undefined) return format
+  const what = file === STDIN ? 'standard input' : `the format of ${file} from its name (.json is mee6, .csv is csv)`
+  throw new CliError(`cannot tell ${what}; give --format mee6 or --format csv`)
+}
+
 function problemLines (problems: readonly ImportProblem[], total: number, verb: string): void {
   for (const p of problems) process.stderr.write(`${verb} ${p.where}: ${p.message}\n`)
-  if (total > problems.length) process.stderr.write(`… and ${total - problems.length} more bad rows\n`)
+  if (total > problems.length) process.stderr.write(`… and ${count(total - problems.length, 'more bad row')}\n`)
 }
 
 function reportImport (s: ImportSummary, opts: ImportOpts, format: ImportFormat): void {
@@ -101,14 +119,17 @@ function reportImport (s: ImportSummary, opts: ImportOpts, format: ImportFormat)
       imported: s.imported,
       skipped: s.skipped,
       problems: s.problems,
+      settings: s.settings === undefined ? null : { xp_curve: s.settings.curve, xp_multiplier: s.settings.multiplier },
       elapsed_ms: Math.round(s.elapsedMs),
       rows_per_second: rowsPerSecond
     })
     return
   }
   problemLines(s.problems, s.skipped, 'skipped')
-  const skipped = s.skipped === 0 ? '' : `; skipped ${s.skipped} bad row${s.skipped === 1 ? '' : 's'} (on stderr)`
-  print(`imported ${s.imported} members into ${s.guildId} from ${opts.file} (${format}) in ${seconds.toFixed(2)} s (${rowsPerSecond} rows/s)${skipped}`)
+  const skipped = s.skipped === 0 ? '' : `; skipped ${count(s.skipped, 'bad row')} (on stderr)`
+  const settings = s.settings === undefined ? '' : `; set curve ${s.settings.curve}, multiplier ${s.settings.multiplier}`
+  const from = opts.file === STDIN ? 'standard input' : opts.file
+  print(`imported ${count(s.imported, 'member')} into ${s.guildId} from ${from} (${format}) ${timing(s.elapsedMs, s.imported + s.skipped, 'rows')}${settings}${skipped}`)
 }
 
 function reportRefusal (err: ImportRefusedError, opts: ImportOpts, format: ImportFormat): void {

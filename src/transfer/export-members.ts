@@ -1,9 +1,11 @@
 // Exports every member of a server in rank order, as CSV or JSON lines, a chunk at a time: the
 // board is read by rank range with the leaderboard's own page script and decoded as the reader
-// decodes it, so a million members never sit in memory and Redis is never held long.
+// decodes it, so a million members never sit in memory and Redis is never held long. Every row
+// carries the server's curve and multiplier, so that an import into another server sets them too
+// (an importer that does not know these columns ignores them).
 import { stringify } from 'csv-stringify/sync'
 import { InvalidParameterError } from '../errors.js'
-import { levelForXp } from '../levels/curves.js'
+import { type Curve, levelForXp } from '../levels/curves.js'
 import { redisNow } from '../redis/client.js'
 import { userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord } from '../redis/records.js'
@@ -14,7 +16,7 @@ export const EXPORT_FORMATS = ['csv', 'jsonl'] as const
 export type ExportFormat = typeof EXPORT_FORMATS[number]
 
 /** The fields of an exported member, in this order: the CSV header, and the keys of a JSON line. */
-export const EXPORT_COLUMNS = ['user_id', 'username', 'xp', 'level', 'daily_streak', 'last_daily_claim'] as const
+export const EXPORT_COLUMNS = ['user_id', 'username', 'xp', 'level', 'daily_streak', 'last_daily_claim', 'xp_curve', 'xp_multiplier'] as const
 
 export interface ExportedMember {
   user_id: string
@@ -27,6 +29,9 @@ export interface ExportedMember {
   daily_streak: number
   /** ISO 8601 UTC with milliseconds; null (empty in CSV) if the member never claimed. */
   last_daily_claim: string | null
+  /** The server's settings, the same on every row. */
+  xp_curve: Curve
+  xp_multiplier: number
 }
 
 /** Members per read: one script call of about a millisecond. */
@@ -88,6 +93,9 @@ export class MemberExport implements AsyncIterable<string> {
     const { redis, keys } = this.reader
     const k = keys.guild(this.guildId)
     const nowMs = await redisNow(redis) // one clock for every streak in the file
+    // A change of multiplier after this read moves the data version, which `consistent` reports.
+    const stats = await this.reader.readStats(this.guildId)
+    const multiplier = stats.value.xp_multiplier
     let firstVersion: string | null = null
     const read = (start: number): Promise<ExportedMember[]> => {
       const page = redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + this.chunk - 1)
@@ -95,6 +103,7 @@ export class MemberExport implements AsyncIterable<string> {
           if (start === 0) {
             this.total = total
             firstVersion = version
+            if ((version ?? '0') !== stats.version) this.consistent = false
           } else if (version !== firstVersion) {
             this.consistent = false
           }
@@ -108,7 +117,9 @@ export class MemberExport implements AsyncIterable<string> {
               xp,
               level: levelForXp(curve, xp),
               daily_streak: currentStreak(streak, lastClaim, nowMs),
-              last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString()
+              last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
+              xp_curve: curve,
+              xp_multiplier: multiplier
             }
           })
         })

@@ -1,10 +1,11 @@
 // Imports a leaderboard from rows read out of a file (src/transfer/import-sources.ts reads CSV and
 // MEE6 JSON): each good row sets one member's XP (not multiplied) and username through the bulk
 // write path, so the aggregates stay exact; bad rows are reported by position and skipped, or,
-// when strict, refuse the whole import before anything is written.
+// when strict, refuse the whole import before anything is written. A file may carry its server's
+// settings (curve and multiplier, as an export writes them); they are set before the first member.
 import { ImportRefusedError, InvalidParameterError } from '../errors.js'
-import { MAX_XP } from '../levels/curves.js'
-import { assertSnowflake, assertUsername, SNOWFLAKE_PATTERN } from '../validation.js'
+import { CURVES, type Curve, isCurve, MAX_XP } from '../levels/curves.js'
+import { assertSnowflake, assertUsername, formatMultiplier, parseMultiplier, SNOWFLAKE_PATTERN } from '../validation.js'
 import type { BulkMember, LeaderboardWriter } from '../writer/leaderboard-writer.js'
 
 /** Where a row is in its file: a CSV line (1-based, the line the row starts on), or a MEE6 player (0-based). */
@@ -19,8 +20,21 @@ export interface SourceRow {
   username: unknown
   /** A whole number from 0 to MAX_XP, or its digits as text. */
   xp: unknown
+  /**
+   * The server's settings as the file gives them on every row (an export's xp_curve and
+   * xp_multiplier columns); undefined or empty when the file has none. Every row that gives
+   * them must give the same.
+   */
+  curve?: unknown
+  multiplier?: unknown
   /** Set by a reader that could already tell the row is bad (a CSV row with too few fields, say). */
   problem?: string
+}
+
+/** A server's settings as an import file carries them. */
+export interface ImportedSettings {
+  curve: Curve
+  multiplier: number
 }
 
 export type ImportProblem = RowPosition & {
@@ -37,6 +51,8 @@ export interface ImportProgress {
 }
 
 export interface ImportOptions {
+  /** Keep the server's curve and multiplier even when the file carries others (default: set the file's). */
+  keepSettings?: boolean
   /** Refuse the whole import (ImportRefusedError, nothing written) if any row is bad. */
   strict?: boolean
   /** Every bad row, as it is found (the summary lists only the first MAX_LISTED_PROBLEMS). */
@@ -53,6 +69,8 @@ export interface ImportSummary {
   skipped: number
   /** The first MAX_LISTED_PROBLEMS bad rows. */
   problems: ImportProblem[]
+  /** The settings the file carried and that were set; undefined when it carried none or they were kept. */
+  settings?: ImportedSettings
   elapsedMs: number
 }
 
@@ -82,6 +100,16 @@ export async function importMembers (
     options.onProgress?.({ read, imported })
   })
   const firstSeen: FirstSeen = new Map()
+  const settings: FileSettings = {}
+  // The file's settings go in before its first member, so that no reader sees members under the old curve.
+  const write = async (members: BulkMember[]): Promise<void> => {
+    if (settings.found !== undefined && options.keepSettings !== true && summary.settings === undefined) {
+      const { curve, hundredths } = settings.found
+      summary.settings = { curve, multiplier: formatMultiplier(hundredths) }
+      await writer.configureGuild(guildId, summary.settings)
+    }
+    await output.add(members)
+  }
   const held: BulkMember[][] = []
   let chunk: BulkMember[] = []
   let read = 0
@@ -89,7 +117,7 @@ export async function importMembers (
     for await (const item of rows) {
       for (const row of Array.isArray(item) ? item : [item]) {
         read++
-        const checked = checkRow(row, firstSeen)
+        const checked = checkRow(row, firstSeen, settings)
         if (typeof checked === 'string') {
           const problem: ImportProblem = { ...row.at, where: describePosition(row.at), message: checked }
           summary.skipped++
@@ -100,7 +128,7 @@ export async function importMembers (
         chunk.push(checked)
         if (chunk.length === IMPORT_CHUNK) {
           if (options.strict === true) held.push(chunk)
-          else await output.add(chunk)
+          else await write(chunk)
           chunk = []
         }
       }
@@ -110,8 +138,8 @@ export async function importMembers (
       throw new ImportRefusedError(`${summary.skipped} bad row${summary.skipped === 1 ? '' : 's'} ` +
         `(the first: ${first?.where}: ${first?.message}); nothing was imported`, summary.skipped, summary.problems)
     }
-    for (const c of held) await output.add(c)
-    if (chunk.length > 0) await output.add(chunk)
+    for (const c of held) await write(c)
+    if (chunk.length > 0) await write(chunk)
   } catch (err) {
     await output.finish().catch(() => {}) // the first failure is the one to report
     throw err
@@ -132,8 +160,12 @@ export function describePosition (at: RowPosition): string {
  */
 type FirstSeen = Map<string, number | RowPosition>
 
+/** The settings of the first good row that gave any, which every later one must repeat. */
+interface FileSettings { found?: RowSettings }
+interface RowSettings { curve: Curve, hundredths: number }
+
 /** The member a row sets, or why the row is bad. */
-function checkRow (row: SourceRow, firstSeen: FirstSeen): BulkMember | string {
+function checkRow (row: SourceRow, firstSeen: FirstSeen, settings: FileSettings): BulkMember | string {
   if (row.problem !== undefined) return row.problem
   const userId = typeof row.userId === 'number' && Number.isSafeInteger(row.userId) ? String(row.userId) : row.userId
   if (userId === undefined || userId === null || userId === '') return 'the user id is missing'
@@ -159,12 +191,37 @@ function checkRow (row: SourceRow, firstSeen: FirstSeen): BulkMember | string {
     }
   }
 
+  const rowSettings = settingsOf(row)
+  if (typeof rowSettings === 'string') return rowSettings
+  const fileSettings = settings.found
+  if (rowSettings !== undefined && fileSettings !== undefined &&
+    (rowSettings.curve !== fileSettings.curve || rowSettings.hundredths !== fileSettings.hundredths)) {
+    return `the settings (xp_curve ${rowSettings.curve}, xp_multiplier ${formatMultiplier(rowSettings.hundredths)}) differ from ` +
+      `the file's first (${fileSettings.curve}, ${formatMultiplier(fileSettings.hundredths)}): a file holds one server's settings`
+  }
+
   const earlier = firstSeen.get(id)
   if (earlier !== undefined) {
     return `a second row for user ${id} (the one at ${describePosition(typeof earlier === 'number' ? { line: earlier } : earlier)} counts)`
   }
   firstSeen.set(id, 'line' in row.at ? row.at.line : row.at)
+  if (fileSettings === undefined && rowSettings !== undefined) settings.found = rowSettings
   return username === undefined ? { userId: id, xp } : { userId: id, xp, username }
+}
+
+/** A row's settings, undefined when it gives none, or why they are bad. */
+function settingsOf (row: SourceRow): RowSettings | undefined | string {
+  const given = (value: unknown): boolean => value !== undefined && value !== null && value !== ''
+  if (!given(row.curve) && !given(row.multiplier)) return undefined
+  if (!given(row.curve) || !given(row.multiplier)) return 'xp_curve and xp_multiplier must be given together'
+  const curve = typeof row.curve === 'string' ? row.curve.trim() : row.curve
+  if (!isCurve(curve)) return `xp_curve must be one of ${CURVES.join(', ')} (got ${shown(row.curve)})`
+  try {
+    return { curve, hundredths: parseMultiplier(row.multiplier) }
+  } catch (err) {
+    if (err instanceof InvalidParameterError) return `xp_${err.message} (got ${shown(row.multiplier)})`
+    throw err
+  }
 }
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)

@@ -1,11 +1,13 @@
 // Rows for importMembers out of the two file formats: CSV with a header naming at least
-// user_id, username and xp (read as a stream), and MEE6 leaderboard JSON (a page object or an
-// array of pages). What makes a whole file unreadable throws ImportFileError; a bad row is only
+// user_id, username and xp (read as a stream; xp_curve and xp_multiplier carry the server's
+// settings), and MEE6 leaderboard JSON (a page object or an array of pages). What makes a whole file unreadable throws ImportFileError; a bad row is only
 // passed on, with its position, for importMembers to report.
-import { open, readFile } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 import { extname } from 'node:path'
 import type { Readable } from 'node:stream'
+import { text as readAll } from 'node:stream/consumers'
 import { CsvError, parse, type Parser } from 'csv-parse'
+import { isSafeNumber, parse as parseLossless } from 'lossless-json'
 import { ImportFileError } from '../errors.js'
 import { type ImportOptions, type ImportProgress, type ImportSummary, importMembers, type SourceRow } from './import-members.js'
 import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
@@ -15,6 +17,8 @@ export type ImportFormat = typeof IMPORT_FORMATS[number]
 
 /** The columns a CSV header must name (in any order, among others, in any case). */
 export const CSV_REQUIRED_COLUMNS = ['user_id', 'username', 'xp'] as const
+/** Optional columns with the server's settings, the same on every row (as `export` writes them). */
+export const CSV_SETTINGS_COLUMNS = ['xp_curve', 'xp_multiplier'] as const
 
 export interface RowSource {
   /** The rows, an array at a time (importMembers takes them so). */
@@ -23,12 +27,19 @@ export interface RowSource {
   fractionRead: () => number
 }
 
-/** The format a file's name implies: .json is MEE6, .csv is CSV. */
-export function importFormatOf (path: string): ImportFormat {
+/** The format a file's name implies (.json is MEE6, .csv is CSV), or undefined. */
+export function formatFromName (path: string): ImportFormat | undefined {
   const ext = extname(path).toLowerCase()
   if (ext === '.json') return 'mee6'
   if (ext === '.csv') return 'csv'
-  throw new ImportFileError(`cannot tell the format of ${path} from its name (.json is mee6, .csv is csv); give the format`)
+  return undefined
+}
+
+/** The format a file's name implies: .json is MEE6, .csv is CSV; an ImportFileError otherwise. */
+export function importFormatOf (path: string): ImportFormat {
+  const format = formatFromName(path)
+  if (format === undefined) throw new ImportFileError(`cannot tell the format of ${path} from its name (.json is mee6, .csv is csv); give the format`)
+  return format
 }
 
 /**
@@ -45,7 +56,8 @@ export function csvSource (input: Readable, size?: number): RowSource {
   }
 }
 
-interface CsvColumns { userId: number, username: number, xp: number, count: number }
+/** Where each column is; -1 for a settings column the file does not have. */
+interface CsvColumns { userId: number, username: number, xp: number, curve: number, multiplier: number, count: number }
 
 /**
  * Feeds the parser one read of the input at a time and hands out, per read, the rows it gave:
@@ -81,7 +93,14 @@ async function * csvRows (input: AsyncIterable<Buffer | string>, parser: Parser)
       } else if (record.length !== columns.count) {
         rows.push({ at, userId: undefined, username: undefined, xp: undefined, problem: `expected ${columns.count} fields as in the header, found ${record.length}` })
       } else {
-        rows.push({ at, userId: record[columns.userId], username: record[columns.username], xp: record[columns.xp] })
+        rows.push({
+          at,
+          userId: record[columns.userId],
+          username: record[columns.username],
+          xp: record[columns.xp],
+          curve: record[columns.curve],
+          multiplier: record[columns.multiplier]
+        })
       }
     }
     return rows
@@ -115,9 +134,16 @@ function csvColumns (header: string[], line: number): CsvColumns {
     throw new ImportFileError(`the CSV header (line ${line}) must name the columns ${CSV_REQUIRED_COLUMNS.join(', ')}; ` +
       `missing: ${missing.join(', ')} (found: ${header.map((name) => JSON.stringify(name)).join(', ')})`)
   }
-  const twice = CSV_REQUIRED_COLUMNS.find((column) => names.lastIndexOf(column) !== index(column))
+  const twice = [...CSV_REQUIRED_COLUMNS, ...CSV_SETTINGS_COLUMNS].find((column) => names.lastIndexOf(column) !== index(column))
   if (twice !== undefined) throw new ImportFileError(`the CSV header (line ${line}) names the column ${twice} twice`)
-  return { userId: index('user_id'), username: index('username'), xp: index('xp'), count: header.length }
+  return {
+    userId: index('user_id'),
+    username: index('username'),
+    xp: index('xp'),
+    curve: index('xp_curve'),
+    multiplier: index('xp_multiplier'),
+    count: header.length
+  }
 }
 
 /** Line breaks inside a record's quoted fields: CRLF, LF or a lone CR each count once. */
@@ -167,23 +193,48 @@ function isPage (value: unknown): value is { players: unknown[] } {
   return typeof value === 'object' && value !== null && Array.isArray((value as { players?: unknown }).players)
 }
 
-/** A file's rows in the given format (default: from its name). A MEE6 file is read whole; a CSV is streamed. */
-export async function openImportFile (path: string, format: ImportFormat = importFormatOf(path)): Promise<RowSource> {
-  if (format === 'mee6') {
-    let text: string
-    try {
-      text = await readFile(path, 'utf8')
-    } catch (err) {
-      throw new ImportFileError(`cannot read ${path}: ${(err as Error).message}`)
-    }
-    let json: unknown
-    try {
-      json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
-    } catch (err) {
-      throw new ImportFileError(`${path} is not valid JSON: ${(err as Error).message}`)
-    }
-    return mee6Source(json)
+/**
+ * MEE6 JSON as text, parsed so that no number loses a digit: ids are numbers in MEE6's files, and
+ * JSON.parse rounds one past 2^53 (444444444444444444 becomes 444444444444444400). The fast
+ * parse is checked, and the rare file with such a number is parsed again keeping it as its digits.
+ */
+export function parseMee6Json (text: string): unknown {
+  const json: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+  if (!hasUnsafeNumber(json)) return json
+  return parseLossless(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, null, (digits) => isSafeNumber(digits) ? Number(digits) : digits)
+}
+
+function hasUnsafeNumber (value: unknown): boolean {
+  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value)
+  if (Array.isArray(value)) return value.some(hasUnsafeNumber)
+  if (typeof value === 'object' && value !== null) return Object.values(value).some(hasUnsafeNumber)
+  return false
+}
+
+/**
+ * Rows out of a stream in the given format (`name` says where it comes from in messages, and
+ * `size`, its length in bytes when known, lets progress be told). A MEE6 file is read whole; a
+ * CSV is streamed.
+ */
+export async function openImportStream (input: Readable, format: ImportFormat, name: string, size?: number): Promise<RowSource> {
+  if (format === 'csv') return csvSource(input, size)
+  let text: string
+  try {
+    text = await readAll(input)
+  } catch (err) {
+    throw new ImportFileError(`cannot read ${name}: ${(err as Error).message}`)
   }
+  let json: unknown
+  try {
+    json = parseMee6Json(text)
+  } catch (err) {
+    throw new ImportFileError(`${name} is not valid JSON: ${(err as Error).message}`)
+  }
+  return mee6Source(json)
+}
+
+/** A file's rows in the given format (default: from its name). */
+export async function openImportFile (path: string, format: ImportFormat = importFormatOf(path)): Promise<RowSource> {
   let file
   try {
     file = await open(path, 'r')
@@ -191,7 +242,7 @@ export async function openImportFile (path: string, format: ImportFormat = impor
     throw new ImportFileError(`cannot read ${path}: ${(err as Error).message}`)
   }
   const { size } = await file.stat()
-  return csvSource(file.createReadStream(), size)
+  return await openImportStream(file.createReadStream(), format, path, size)
 }
 
 export interface ImportFileOptions extends Omit<ImportOptions, 'onProgress'> {
@@ -203,10 +254,21 @@ export interface ImportFileOptions extends Omit<ImportOptions, 'onProgress'> {
 
 /** importMembers over a CSV or MEE6 JSON file. */
 export async function importFile (writer: LeaderboardWriter, guildId: string, path: string, options: ImportFileOptions = {}): Promise<ImportSummary> {
-  const { format, onProgress, ...rest } = options
-  const source = await openImportFile(path, format)
+  return await importFrom(writer, guildId, await openImportFile(path, options.format), options)
+}
+
+/** importMembers over a stream (standard input, an upload) in the given format. */
+export async function importStream (writer: LeaderboardWriter, guildId: string, input: Readable,
+  options: ImportFileOptions & { format: ImportFormat, name?: string }): Promise<ImportSummary> {
+  return await importFrom(writer, guildId, await openImportStream(input, options.format, options.name ?? 'the input'), options)
+}
+
+async function importFrom (writer: LeaderboardWriter, guildId: string, source: RowSource, options: ImportFileOptions): Promise<ImportSummary> {
+  const { onProgress } = options
   return await importMembers(writer, guildId, source.rows, {
-    ...rest,
+    strict: options.strict,
+    keepSettings: options.keepSettings,
+    onProblem: options.onProblem,
     onProgress: onProgress === undefined ? undefined : (progress) => { onProgress({ ...progress, fractionRead: source.fractionRead() }) }
   })
 }

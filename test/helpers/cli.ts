@@ -8,7 +8,8 @@ import { built, ROOT } from './built.js'
 
 export interface CliRun { code: number | null, stdout: string, stderr: string }
 
-export type Cli = (args: string[], env?: Record<string, string>) => Promise<CliRun>
+/** `input`, when given, is the child's standard input; otherwise it has none. */
+export type Cli = (args: string[], env?: Record<string, string>, input?: string) => Promise<CliRun>
 
 /** A runner for `t`'s tests: every child still running is killed in `t`'s teardown. */
 export function cliRunner (t: Test, baseEnv: Record<string, string>, atOnce = 3): Cli {
@@ -17,14 +18,15 @@ export function cliRunner (t: Test, baseEnv: Record<string, string>, atOnce = 3)
   let running = 0
   const waiting: Array<() => void> = []
 
-  const run = async (args: string[], env: Record<string, string>): Promise<CliRun> => {
+  const run = async (args: string[], env: Record<string, string>, input: string | undefined): Promise<CliRun> => {
     const child = spawn(process.execPath, [built('cli/main.js'), ...args], {
       cwd: ROOT,
       // NODE_OPTIONS carries tap's process-tracking hook, which only slows each start further.
       env: { ...process.env, NODE_OPTIONS: '', ...baseEnv, ...env },
-      stdio: ['ignore', 'pipe', 'pipe']
+      stdio: 'pipe'
     })
     children.add(child)
+    child.stdin.end(input) // without input, standard input is empty
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
@@ -36,11 +38,11 @@ export function cliRunner (t: Test, baseEnv: Record<string, string>, atOnce = 3)
     return { code, stdout, stderr }
   }
 
-  return async (args, env = {}) => {
+  return async (args, env = {}, input) => {
     if (running >= atOnce) await new Promise<void>((resolve) => waiting.push(resolve))
     running++
     try {
-      return await run(args, env)
+      return await run(args, env, input)
     } finally {
       running--
       waiting.shift()?.()
