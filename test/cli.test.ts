@@ -426,3 +426,22 @@ t.test('guild show prints a server\'s curve, multiplier, members, total XP and k
   ].sort((a, b) => a.id.localeCompare(b.id)))
   t.match(empty.stdout, /curve {10}mee6\nmultiplier {5}1\nmembers {8}0 \(0 with XP\)\n.*\nAPI keys {7}none\n$/s)
 })
+
+t.test('demo --keep-key makes no new key while the demo server has a working one, and says which; once it is revoked, it makes one', async (t) => {
+  const first = await cli(['demo', '--guild', '62', '--keep-key', '--json'])
+  t.equal(first.code, 0, first.stderr)
+  const made = JSON.parse(first.stdout) as { key: string, key_id: string }
+  t.match(await store.check(made.key), { status: 'ok', guildId: '62', plan: 'professional' }, 'no key yet: one is made')
+  const [again, json] = await Promise.all([cli(['demo', '--guild', '62', '--keep-key']), cli(['demo', '--guild', '62', '--keep-key', '--json'])])
+  t.same(lines(again.stdout), [
+    'demo server 62: already has 500 members, left as it was',
+    `API key ${made.key_id} (plan professional) made by an earlier run still works; its secret was shown then. For a new secret under the same id: keys rotate ${made.key_id}`
+  ])
+  t.same(JSON.parse(json.stdout), { guild_id: '62', seeded: false, members: 500, key_id: made.key_id, key: null, curl: null })
+  t.equal((await store.list('62')).length, 1, 'still one key')
+  await store.revoke(made.key_id)
+  const after = await cli(['demo', '--guild', '62', '--keep-key', '--json'])
+  const remade = JSON.parse(after.stdout) as { key: string, key_id: string }
+  t.not(remade.key_id, made.key_id)
+  t.match(await store.check(remade.key), { status: 'ok', guildId: '62' })
+})

@@ -8,7 +8,7 @@ import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { ResponseCache } from '../src/http/response-cache.js'
 import { entityTag, matchingTag } from '../src/http/etag.js'
-import { dailyRecord } from '../src/seed/seed-guild.js'
+import { dailyRecord } from '../src/seed/daily-claims.js'
 import { scripts } from '../src/redis/scripts.js'
 import { createHash } from 'node:crypto'
 

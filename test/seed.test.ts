@@ -9,7 +9,10 @@ import { CURVES, levelForXp } from '../src/levels/curves.js'
 import { createRedis, redisNow } from '../src/redis/client.js'
 import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
-import { dailyRecord, planMembers, seedGuild } from '../src/seed/seed-guild.js'
+import { dailyRecord } from '../src/seed/daily-claims.js'
+import { planMembers } from '../src/seed/plan-members.js'
+import { seedGuild } from '../src/seed/seed-guild.js'
+import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 const DAY_MS = 86_400_000
@@ -20,6 +23,7 @@ const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutM
 t.teardown(() => { redis.disconnect() })
 const keys = new KeyBuilder('seedtest')
 const writer = new LeaderboardWriter(redis, keys)
+const reader = new LeaderboardReader(redis, keys)
 
 interface Member { userId: string, xp: number }
 
@@ -112,6 +116,19 @@ t.test('a share of members have streaks: current ones ending today or yesterday,
   t.same(wrong, [], 'every member holds the daily record its planned claims leave')
 })
 
+t.test('part of some members\' XP was awarded this week, through the award path: the week and month boards show it', async (t) => {
+  const recent = planMembers({ members: N, seed: 'tap', now }).filter((m) => m.recentXp > 0)
+  t.ok(recent.length > N / 5 && recent.length < N / 2, `${recent.length} of ${N} members earned XP this week`)
+  t.equal(summary.recent, recent.length)
+  for (const period of ['week', 'month'] as const) {
+    const board = await reader.page('900', 1, 100, period)
+    t.equal(board.total, recent.length, `${period}: every member with recent XP`)
+    const planned = new Map(recent.map((m) => [m.userId, m.recentXp]))
+    t.ok(board.data.every((e) => planned.get(e.user_id) === e.xp), `${period}: each with the XP planned as recent`)
+  }
+  t.ok(recent.every((m) => m.recentXp <= m.xp), 'recent XP is part of the total, which stays as planned')
+})
+
 t.test('every member has a plausible, mostly distinct username', async (t) => {
   const stored = await records('900')
   t.equal(stored.size, N)
@@ -183,4 +200,5 @@ t.test('prepareDemo seeds an empty demo server, then leaves it alone, with a fre
 t.test('prepareDemo defaults to server 1100000000000000001 with 500 members', async (t) => {
   const demo = await prepareDemo({ redis, keys, baseUrl: 'http://localhost:3000' })
   t.match(demo, { guildId: '1100000000000000001', seeded: true, members: 500 })
+  t.ok((await reader.page(demo.guildId, 1, 10, 'week')).total > 100, 'its ?period=week board has members')
 })

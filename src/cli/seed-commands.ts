@@ -1,6 +1,6 @@
 // Filling servers with realistic data: seed (any server) and demo (the one-shot demo setup).
 import { type Command, Option } from 'commander'
-import { DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo } from '../demo/prepare-demo.js'
+import { activeDemoKey, DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo, seedDemo } from '../demo/prepare-demo.js'
 import { CURVES, type Curve } from '../levels/curves.js'
 import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
@@ -35,13 +35,15 @@ export function addSeedCommands (program: Command): void {
               tied: s.tied,
               active_streaks: s.activeStreaks,
               broken_streaks: s.brokenStreaks,
+              recent: s.recent,
               seed: s.seed,
               elapsed_ms: Math.round(s.elapsedMs)
             })
             return
           }
           print(`seeded ${count(s.members, 'member')} into ${s.guildId} ${timing(s.elapsedMs, s.members, 'members')}, seed ${s.seed}`)
-          print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one`)
+          print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one, ` +
+            `${s.recent} with XP this week`)
         } finally {
           progress.stop()
         }
@@ -52,12 +54,27 @@ export function addSeedCommands (program: Command): void {
     .description(`seed the demo server (if empty) with ${DEMO_MEMBERS} members, create a professional API key for it and print a curl line`)
     .addOption(new Option('--guild <id>', 'demo server id').default(DEMO_GUILD_ID).argParser(parse.guildId))
     .option('--base-url <url>', 'where the API is reached', 'http://localhost:3000')
+    .option('--keep-key', 'make no key when the demo server already has a working one (its id is printed; `keys rotate ID` gives it a new secret)')
     .option('--json', 'print one line of JSON, with the new key')
-    .action(async (opts: { guild: string, baseUrl: string, json?: boolean }) => {
+    .action(async (opts: { guild: string, baseUrl: string, keepKey?: boolean, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const progress = progressReporter('seeding demo', { unit: 'members' })
         let demo
         try {
+          const existing = opts.keepKey === true ? await activeDemoKey(redis, keys, opts.guild) : undefined
+          if (existing !== undefined) {
+            // Nothing to print but the id: the secret is stored only as a hash.
+            const seeded = await seedDemo({ redis, keys, guildId: opts.guild, onProgress: progress.update })
+            progress.stop()
+            if (opts.json === true) {
+              printJson({ guild_id: seeded.guildId, seeded: seeded.seeded, members: seeded.members, key_id: existing.id, key: null, curl: null })
+              return
+            }
+            print(seededLine(seeded))
+            print(`API key ${existing.id} (plan professional) made by an earlier run still works; its secret was shown then. ` +
+              `For a new secret under the same id: keys rotate ${existing.id}`)
+            return
+          }
           demo = await prepareDemo({ redis, keys, guildId: opts.guild, baseUrl: opts.baseUrl, onProgress: progress.update })
         } finally {
           progress.stop()
@@ -66,11 +83,15 @@ export function addSeedCommands (program: Command): void {
           printJson({ guild_id: demo.guildId, seeded: demo.seeded, members: demo.members, key_id: demo.keyId, key: demo.key, curl: demo.curl })
           return
         }
-        print(demo.seeded
-          ? `demo server ${demo.guildId}: seeded ${demo.members} members`
-          : `demo server ${demo.guildId}: already has ${demo.members} members, left as it was`)
+        print(seededLine(demo))
         print(`API key (plan professional, shown only this once): ${demo.key}`)
         print(demo.curl)
       })
     })
+}
+
+function seededLine (demo: { guildId: string, seeded: boolean, members: number }): string {
+  return demo.seeded
+    ? `demo server ${demo.guildId}: seeded ${count(demo.members, 'member')}`
+    : `demo server ${demo.guildId}: already has ${count(demo.members, 'member')}, left as it was`
 }

@@ -1,9 +1,9 @@
 // Gets a fresh install ready to try: a seeded demo server (left alone when it already has
 // members) and an API key for it (the one given, while it still works, else a new one), with the
 // curl line that reads its leaderboard.
-import { ApiKeyStore } from '../api-keys/api-keys.js'
+import { type ApiKeyInfo, ApiKeyStore } from '../api-keys/api-keys.js'
 import { InvalidParameterError } from '../errors.js'
-import type { RedisClient } from '../redis/client.js'
+import { type RedisClient, redisNow } from '../redis/client.js'
 import type { KeyBuilder } from '../redis/keys.js'
 import { seedGuild } from '../seed/seed-guild.js'
 import { assertSnowflake } from '../validation.js'
@@ -13,6 +13,8 @@ export const DEMO_GUILD_ID = '1100000000000000001'
 export const DEMO_MEMBERS = 500
 // A fixed seed, so every demo install shows the same crowd.
 const DEMO_SEED = 'demo'
+/** The name of the keys made for the demo server. */
+export const DEMO_KEY_NAME = 'demo'
 
 export interface PrepareDemoOptions {
   redis: RedisClient
@@ -43,17 +45,8 @@ export interface DemoResult {
 }
 
 export async function prepareDemo (opts: PrepareDemoOptions): Promise<DemoResult> {
-  const guildId = assertSnowflake('guild_id', opts.guildId ?? DEMO_GUILD_ID)
   const apiBase = apiBaseUrl(opts.baseUrl)
-  const board = opts.keys.guild(guildId).board
-
-  let members = await opts.redis.zcard(board)
-  const seeded = members === 0
-  if (seeded) {
-    const writer = new LeaderboardWriter(opts.redis, opts.keys)
-    await seedGuild(writer, { guildId, members: opts.members ?? DEMO_MEMBERS, seed: DEMO_SEED, onProgress: opts.onProgress })
-    members = await opts.redis.zcard(board)
-  }
+  const { guildId, seeded, members } = await seedDemo(opts)
 
   const store = new ApiKeyStore(opts.redis, opts.keys)
   let staleKey: DemoResult['staleKey']
@@ -64,8 +57,29 @@ export async function prepareDemo (opts: PrepareDemoOptions): Promise<DemoResult
     }
     staleKey = check.status === 'ok' ? 'other_server' : check.status
   }
-  const created = await store.create({ guildId, plan: 'professional', name: 'demo' })
+  const created = await store.create({ guildId, plan: 'professional', name: DEMO_KEY_NAME })
   return { guildId, key: created.key, keyId: created.id, keyReused: false, staleKey, seeded, members, curl: curlLine(apiBase, guildId, created.key) }
+}
+
+/** Seeds the demo server when it has no members; leaves it as it is otherwise. */
+export async function seedDemo (opts: Omit<PrepareDemoOptions, 'baseUrl' | 'reuseKey'>): Promise<Pick<DemoResult, 'guildId' | 'seeded' | 'members'>> {
+  const guildId = assertSnowflake('guild_id', opts.guildId ?? DEMO_GUILD_ID)
+  const board = opts.keys.guild(guildId).board
+  let members = await opts.redis.zcard(board)
+  const seeded = members === 0
+  if (seeded) {
+    const writer = new LeaderboardWriter(opts.redis, opts.keys)
+    await seedGuild(writer, { guildId, members: opts.members ?? DEMO_MEMBERS, seed: DEMO_SEED, onProgress: opts.onProgress })
+    members = await opts.redis.zcard(board)
+  }
+  return { guildId, seeded, members }
+}
+
+/** The newest demo key of a server that still works (professional, named demo, neither revoked nor expired), if any. */
+export async function activeDemoKey (redis: RedisClient, keys: KeyBuilder, guildId: string): Promise<ApiKeyInfo | undefined> {
+  const [infos, now] = await Promise.all([new ApiKeyStore(redis, keys).list(guildId), redisNow(redis)])
+  return infos.find((info) => info.name === DEMO_KEY_NAME && info.plan === 'professional' && info.revokedAt === null &&
+    (info.expiresAt === null || info.expiresAt.getTime() > now))
 }
 
 function curlLine (apiBase: string, guildId: string, key: string): string {
