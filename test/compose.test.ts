@@ -16,6 +16,8 @@ interface Service {
   ports?: Array<string | number | { target?: number, published?: number | string }>
   volumes?: Array<string | { type?: string, source?: string, target?: string }>
   depends_on?: string[] | Record<string, { condition?: string }>
+  entrypoint?: string | string[]
+  profiles?: string[]
   healthcheck?: { test?: string | string[] }
   restart?: unknown
   secrets?: Array<string | { source?: string, target?: string }>
@@ -47,6 +49,7 @@ const services = compose.services ?? {}
 const redis = services.redis ?? {}
 const api = services.api ?? {}
 const seed = services.seed ?? {}
+const cli = services.cli ?? {}
 
 /** `environment` may be a map or a list of KEY=VALUE; compare them as one map. */
 function envOf (service: Service): Env {
@@ -95,8 +98,8 @@ const mountsSecret = (service: Service): boolean =>
  * The REDIS_URL a service's command sets before it execs, with the secret read as `<password>`,
  * and what it then runs: api and seed build the URL from the secret file in their shell.
  */
-function redisUrlFromCommand (service: Service): { url?: string, runs?: string } {
-  const script = words(service.command).join(' ')
+function redisUrlFromCommand (service: Service, part: 'command' | 'entrypoint' = 'command'): { url?: string, runs?: string } {
+  const script = words(service[part]).join(' ')
   const match = /REDIS_URL="([^"]+)" exec (.+)$/.exec(script)
   return { url: match?.[1]?.replace(`$(cat ${SECRET_FILE})`, '<password>'), runs: match?.[2] }
 }
@@ -106,7 +109,7 @@ const dependsOnHealthyRedis = (service: Service): boolean =>
 
 t.test('the compose file', async (t) => {
   t.equal(compose.version, undefined, 'Compose spec: no obsolete `version:` key')
-  t.same(Object.keys(services).sort(), ['api', 'redis', 'seed'], 'services redis, api and seed')
+  t.same(Object.keys(services).sort(), ['api', 'cli', 'redis', 'seed'], 'services redis, api, seed and cli')
 })
 
 t.test('redis: the targeted version, persistent, password-protected and health-checked', async (t) => {
@@ -132,9 +135,9 @@ t.test('the Redis password comes from REDIS_PASSWORD or a secret file, never fro
   t.ok(secret?.environment === 'REDIS_PASSWORD' || (secret?.file !== undefined && secret.file !== ''),
     'sourced from REDIS_PASSWORD in the environment, or from a file')
   t.notMatch(read('docker-compose.yml'), /requirepass [^$\s]/, 'no password written in the file')
-  for (const [name, service] of [['api', api], ['seed', seed]] as const) {
+  for (const [name, service, part] of [['api', api, 'command'], ['seed', seed, 'command'], ['cli', cli, 'entrypoint']] as const) {
     t.ok(mountsSecret(service), `${name} mounts the secret`)
-    const { url } = redisUrlFromCommand(service)
+    const { url } = redisUrlFromCommand(service, part)
     t.ok(pointsAtRedisService(url), `${name}: REDIS_URL points at the redis service (${String(url)})`)
     t.equal(url === undefined ? undefined : decodeURIComponent(new URL(url.replace('<password>', 'pw')).password), 'pw',
       `${name}: REDIS_URL carries the password from the secret`)
@@ -177,10 +180,21 @@ t.test('api: CORS_ORIGINS and METRICS_PORT pass through from the environment, em
 t.test('seed: a one-shot run of the CLI demo command on the same build', async (t) => {
   t.same(seed.build, api.build, 'same build as api')
   t.match(redisUrlFromCommand(seed).runs, /^node dist\/cli\/main\.js demo(\s|$)/, 'runs the CLI demo command')
+  t.match(redisUrlFromCommand(seed).runs, /\s--keep-key(\s|$)/, 'making a key on the first run only, not a new never-expiring one at every run')
   t.match(redisUrlFromCommand(composeWith({ PORT: '8080' }).services?.seed ?? {}).runs, '--base-url http://localhost:8080',
     'its curl line follows PORT')
   t.ok(seed.restart === undefined || seed.restart === 'no', `never restarted (restart: ${String(seed.restart)})`)
   t.ok(dependsOnHealthyRedis(seed), 'starts once redis is healthy')
+})
+
+t.test('cli: the CLI on demand (`docker compose run --rm cli <command>`), never started by `up`', async (t) => {
+  t.same(cli.build, api.build, 'same build as api')
+  t.ok((cli.profiles ?? []).length > 0, 'in a profile, so `docker compose up` leaves it out')
+  t.equal(redisUrlFromCommand(cli, 'entrypoint').runs, 'node dist/cli/main.js "$@" leaderboard',
+    'execs the CLI with the arguments of `run` ("$@"; sh -c takes the word after the script as $0)')
+  t.same(words(cli.command), ['--help'], 'with no arguments, its help')
+  t.ok(cli.restart === undefined || cli.restart === 'no', 'never restarted')
+  t.ok(dependsOnHealthyRedis(cli), 'starts once redis is healthy')
 })
 
 t.test('every named volume a service mounts is declared', async (t) => {
