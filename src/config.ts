@@ -5,11 +5,19 @@ import { Value } from 'typebox/value'
 import { isIP } from 'node:net'
 import { DEFAULT_PLAN_LIMITS } from './api-keys/plans.js'
 
-const PositiveInteger = (description: string, defaultValue: number, minimum = 1, maximum = 2 ** 31) =>
-  Type.Integer({ minimum, maximum, default: defaultValue, description })
+/** A whole number from `minimum` (1 or more) to `maximum`. */
+function PositiveInteger (description: string, defaultValue: number, minimum = 1, maximum = 2 ** 31) {
+  if (minimum < 1) throw new Error(`${description}: a positive integer starts at 1; where 0 means something, use ZeroOrPositive`)
+  return Type.Integer({ minimum, maximum, default: defaultValue, description })
+}
+
+/** 0 to `maximum`, for a setting where 0 has a meaning of its own, which the description states. */
+function ZeroOrPositive (description: string, defaultValue: number | undefined, maximum: number, zeroMeans: string) {
+  return Type.Integer({ minimum: 0, maximum, ...(defaultValue === undefined ? {} : { default: defaultValue }), description: `${description}; 0: ${zeroMeans}` })
+}
 
 export const ConfigSchema = Type.Object({
-  port: PositiveInteger('PORT: TCP port to listen on', 3000, 0, 65535),
+  port: ZeroOrPositive('PORT: TCP port to listen on', 3000, 65535, 'any free port'),
   host: Type.String({ minLength: 1, default: '127.0.0.1', description: 'HOST: address to listen on' }),
   redisUrl: Type.Optional(Type.String({ minLength: 1, description: 'REDIS_URL: unset means the local demo Redis' })),
   redisCluster: Type.Boolean({ default: false, description: 'REDIS_CLUSTER: REDIS_URL lists Redis Cluster seed nodes' }),
@@ -24,9 +32,11 @@ export const ConfigSchema = Type.Object({
   rateLimitWindowMs: PositiveInteger('RATE_LIMIT_WINDOW_MS: sliding window length', 3_600_000, 1000),
   authFailureLimit: PositiveInteger('AUTH_FAILURE_LIMIT: failed authentications per client address per window', 30),
   authFailureWindowMs: PositiveInteger('AUTH_FAILURE_WINDOW_MS', 60_000, 1000),
-  apiKeyCacheTtlMs: PositiveInteger('API_KEY_CACHE_TTL_MS: how long an instance trusts a key lookup (revocation delay)', 3000, 0, 5000),
-  responseCacheMb: PositiveInteger('RESPONSE_CACHE_MB: memory for cached read responses per instance (0: off)', 64, 0, 65536),
-  revalidationsPerSecond: PositiveInteger('REVALIDATIONS_PER_SECOND: free 304 revalidations per key per second per instance', 10, 0, 1_000_000),
+  apiKeyCacheTtlMs: ZeroOrPositive('API_KEY_CACHE_TTL_MS: how long an instance trusts a key lookup (revocation delay)', 3000, 5000,
+    'every request looks its key up'),
+  responseCacheMb: ZeroOrPositive('RESPONSE_CACHE_MB: memory for cached read responses per instance', 64, 65536, 'off'),
+  revalidationsPerSecond: ZeroOrPositive('REVALIDATIONS_PER_SECOND: free 304 revalidations per key per second per instance', 10, 1_000_000,
+    'every 304 counts against the quota'),
   // What Fastify's trustProxy takes, less `true` (any client could then pick its address).
   trustProxy: Type.Union([
     Type.Literal(false),
@@ -34,12 +44,14 @@ export const ConfigSchema = Type.Object({
     Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, description: 'trusted proxies: addresses, CIDRs, loopback, linklocal, uniquelocal' })
   ], { default: false, description: 'TRUST_PROXY: which proxies may set X-Forwarded-For' }),
   requestTimeoutMs: PositiveInteger('REQUEST_TIMEOUT_MS: longest a client may take to send a request (headers included)', 10_000, 1000, 300_000),
-  shutdownDrainMs: PositiveInteger('SHUTDOWN_DRAIN_MS: on SIGTERM, how long to keep serving with /readyz at 503 before closing', 5000, 0, 60_000),
-  maxEventLoopDelayMs: PositiveInteger('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay; 0 never', 50, 0, 60_000),
-  maxInFlight: PositiveInteger('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance; 0 never', 256, 0, 1_000_000),
-  maxHeapUsedPercent: PositiveInteger("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit; 0 never", 90, 0, 100),
+  shutdownDrainMs: ZeroOrPositive('SHUTDOWN_DRAIN_MS: on SIGTERM, how long to keep serving with /readyz at 503 before closing', 5000, 60_000,
+    'close at once'),
+  maxEventLoopDelayMs: ZeroOrPositive('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay', 50, 60_000, 'never'),
+  maxInFlight: ZeroOrPositive('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance', 256, 1_000_000, 'never'),
+  maxHeapUsedPercent: ZeroOrPositive("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit", 90, 100, 'never'),
   outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000),
-  metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off' })),
+  metricsPort: Type.Optional(ZeroOrPositive('METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off', undefined, 65535,
+    'any free port (the address is logged)')),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
     default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'
   })

@@ -1,6 +1,6 @@
 // Configuration from the environment: defaults, conversions, and one clear line for bad values.
 import t from 'tap'
-import { ConfigError, loadConfig, loadRedisConfig } from '../src/config.js'
+import { ConfigError, ConfigSchema, loadConfig, loadRedisConfig } from '../src/config.js'
 
 t.test('defaults when nothing is set', async (t) => {
   const config = loadConfig({})
@@ -119,4 +119,20 @@ t.test('METRICS_PORT: unset is off; a port number turns the metrics listener on;
   t.equal(loadConfig({ METRICS_PORT: '9464' }).metricsPort, 9464)
   t.throws(() => loadConfig({ METRICS_PORT: '70000' }), /METRICS_PORT/)
   t.throws(() => loadConfig({ METRICS_PORT: 'metrics' }), /METRICS_PORT/)
+})
+
+t.test('a number setting allows 0 only where 0 means something, and its description says what', async (t) => {
+  interface IntegerSchema { type?: string, minimum?: number, description?: string, properties?: Record<string, IntegerSchema> }
+  const integers: Array<[string, IntegerSchema]> = []
+  for (const [name, schema] of Object.entries(ConfigSchema.properties) as Array<[string, IntegerSchema]>) {
+    if (schema.type === 'integer') integers.push([name, schema])
+    for (const [inner, p] of Object.entries(schema.properties ?? {})) if (p.type === 'integer') integers.push([`${name}.${inner}`, p])
+  }
+  t.ok(integers.length >= 15, `${integers.length} integer settings`)
+  for (const [name, schema] of integers) {
+    if (schema.minimum === 0) t.match(schema.description, /; 0: \S/, `${name}: 0 is allowed and the description says what it means`)
+    else t.ok((schema.minimum ?? 0) >= 1, `${name}: from ${String(schema.minimum)}, not 0`)
+  }
+  t.equal(loadConfig({}).metricsPort, undefined, 'METRICS_PORT stays off unless set')
+  t.equal(loadConfig({ METRICS_PORT: '0' }).metricsPort, 0, 'METRICS_PORT=0: any free port')
 })
