@@ -1,6 +1,6 @@
 // Domain errors. Each carries the contract's error code; the HTTP layer's one error handler
 // maps them to status codes, the CLI prints their message.
-import type { ImportProblem } from './transfer/import-members.js'
+import type { ImportProblem } from './transfer/import-problem.js'
 
 export class LeaderboardError extends Error {
   readonly code: string

@@ -1,4 +1,5 @@
-// The package's public surface: the writer side a bot imports, and the pieces to read with.
+// The package's main entry: the writer side a bot imports, and the pieces to read with. The
+// server (buildApp, its configuration) is `guild-leaderboard/server` (./server-entry.ts).
 export { createRedis, redisNow, type RedisClient, type RedisConnectionOptions } from './redis/client.js'
 export { KeyBuilder, boardMember, userIdFromBoardMember, type GuildKeys } from './redis/keys.js'
 export {
@@ -15,8 +16,6 @@ export { PLANS, DEFAULT_PLAN_LIMITS, type Plan } from './api-keys/plans.js'
 export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, levelProgress, xpForLevel, xpToNextLevel, type Curve } from './levels/curves.js'
 export { MAX_AWARD } from './validation.js'
 export * from './errors.js'
-export { buildApp } from './app.js'
-export { loadConfig, parseConfig, type Config } from './config.js'
 export {
   importMembers, describePosition, IMPORT_CHUNK, MAX_LISTED_PROBLEMS,
   type ImportedSettings, type ImportOptions, type ImportProblem, type ImportProgress, type ImportSummary, type RowPosition, type SourceRow

@@ -1,9 +1,8 @@
 // Checks shared by the writer library, the CLI and the HTTP layer's messages.
 import { InvalidParameterError } from './errors.js'
 import { MAX_XP } from './levels/curves.js'
+import { SNOWFLAKE_PATTERN } from './snowflake.js'
 
-/** Decimal snowflake: 1 to 20 ASCII digits, no leading zero. */
-export const SNOWFLAKE_PATTERN = '^[1-9][0-9]{0,19}$'
 const snowflake = new RegExp(SNOWFLAKE_PATTERN)
 
 export function assertSnowflake (name: string, value: unknown): string {

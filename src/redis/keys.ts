@@ -4,7 +4,7 @@
 // cluster slot and one Lua script may touch all of it. An API key's record and its rate-limit
 // window share the tag `{k:<key_id>}` for the same reason.
 import { type ClientAddress, isClientAddress } from '../http/client-address.js'
-import { SNOWFLAKE_PATTERN } from '../validation.js'
+import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 const PERIOD_LABEL = /^\d{4}-(W\d{2}|\d{2})$/

@@ -9,7 +9,7 @@
 // types the handler. A new endpoint: its body schema with an `$id`, added to `namedSchemas`,
 // and `readResponses(Body, '…')` in its route.
 import { type Static, type TObject, type TSchema, Type } from 'typebox'
-import { SNOWFLAKE_PATTERN } from '../validation.js'
+import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { ERROR_CODES } from '../http/error-codes.js'
 
 /** A schema with a name in the document: an object with an `$id`. */

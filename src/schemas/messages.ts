@@ -2,7 +2,7 @@
 // always names the parameter and the bounds actually enforced.
 import type { FastifyError, FastifyRequest } from 'fastify'
 import { InvalidParameterError } from '../errors.js'
-import { SNOWFLAKE_PATTERN } from '../validation.js'
+import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 

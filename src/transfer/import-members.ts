@@ -5,11 +5,12 @@
 // settings (curve and multiplier, as an export writes them); they are set before the first member.
 import { ImportRefusedError, InvalidParameterError } from '../errors.js'
 import { CURVES, type Curve, isCurve, MAX_XP } from '../levels/curves.js'
-import { assertSnowflake, assertUsername, formatMultiplier, parseMultiplier, SNOWFLAKE_PATTERN } from '../validation.js'
+import { SNOWFLAKE_PATTERN } from '../snowflake.js'
+import { assertSnowflake, assertUsername, formatMultiplier, parseMultiplier } from '../validation.js'
+import type { ImportProblem, RowPosition } from './import-problem.js'
 import type { BulkMember, LeaderboardWriter } from '../writer/leaderboard-writer.js'
 
-/** Where a row is in its file: a CSV line (1-based, the line the row starts on), or a MEE6 player (0-based). */
-export type RowPosition = { line: number } | { page?: number, index: number }
+export type { ImportProblem, RowPosition } from './import-problem.js'
 
 /** One row as read from a file, not yet checked. */
 export interface SourceRow {
@@ -35,12 +36,6 @@ export interface SourceRow {
 export interface ImportedSettings {
   curve: Curve
   multiplier: number
-}
-
-export type ImportProblem = RowPosition & {
-  /** The position as text: `line 7`, `players[3]` (a single page) or `[2].players[3]` (an array of pages). */
-  where: string
-  message: string
 }
 
 export interface ImportProgress {
