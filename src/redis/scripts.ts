@@ -5,41 +5,51 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
-import type { Cluster, Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 
 const COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url))
 const INCLUDE = /^--- @include "([a-z0-9-]+)"$/m
 
 export interface ScriptDefinition {
+  /** The .lua file's name. */
+  file: string
   name: string
   numberOfKeys: number
   lua: string
 }
 
-function resolveIncludes (source: string, seen: Set<string>): string {
+function resolveIncludes (dir: string, source: string, seen: Set<string>): string {
   return source.replace(new RegExp(INCLUDE.source, 'gm'), (_line, name: string) => {
     if (seen.has(name)) return ''
     seen.add(name)
-    return resolveIncludes(readFileSync(join(COMMANDS_DIR, 'includes', `${name}.lua`), 'utf8'), seen)
+    return resolveIncludes(dir, readFileSync(join(dir, 'includes', `${name}.lua`), 'utf8'), seen)
   })
 }
 
-function loadScripts (): ScriptDefinition[] {
-  const loaded = readdirSync(COMMANDS_DIR)
+/**
+ * The scripts of a folder (default: ./commands). A script whose command name is already a method
+ * of ioredis's clients (`get`, `multi`, `quit`…) is refused: defineCommand would replace the
+ * client's own method, or, skipped, leave every call of it going to ioredis's.
+ */
+export function loadScripts (dir = COMMANDS_DIR): ScriptDefinition[] {
+  const loaded = readdirSync(dir)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => {
       const match = /^([a-z-]+)-(\d+)\.lua$/.exec(file)
       if (match === null) throw new Error(`Lua script ${file} is not named <name>-<numberOfKeys>.lua`)
       const [, base = '', keys = '0'] = match
       return {
+        file,
         name: base.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
         numberOfKeys: Number(keys),
-        lua: resolveIncludes(readFileSync(join(COMMANDS_DIR, file), 'utf8'), new Set())
+        lua: resolveIncludes(dir, readFileSync(join(dir, file), 'utf8'), new Set())
       }
     })
+  const taken = loaded.find(({ name }) => name in Redis.prototype || name in Cluster.prototype)
+  if (taken !== undefined) throw new Error(`Lua script ${taken.file} in ${dir} would define ${taken.name}, which is a method of ioredis's clients; rename the file`)
   const names = loaded.map((s) => s.name)
   const twice = names.find((name, i) => names.indexOf(name) !== i)
-  if (twice !== undefined) throw new Error(`two Lua scripts in ${COMMANDS_DIR} define the command ${twice}`)
+  if (twice !== undefined) throw new Error(`two Lua scripts in ${dir} define the command ${twice}`)
   return loaded
 }
 
