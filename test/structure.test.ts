@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { built, ROOT } from './helpers/built.js'
+import { InvalidParameterError, LeaderboardError, LIBRARY_ERROR_CODES } from '../src/errors.js'
+import { ERROR_CODES } from '../src/http/error-codes.js'
 
 const SRC = join(ROOT, 'src')
 
@@ -80,4 +82,13 @@ t.test('the main entry (the writer library) reaches no server module; guild-lead
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
   t.equal(run.status, 0, run.stderr)
   t.same(JSON.parse(run.stdout), { writer: 'function', buildApp: false, fastify: false, pino: false, serverBuildApp: 'function' })
+})
+
+t.test('error codes are typed: a code in neither vocabulary does not compile (npm run typecheck checks this file)', async (t) => {
+  // @ts-expect-error 'invalid_paramter' is a typo: neither an HTTP error code nor a library one
+  const typo = new LeaderboardError('invalid_paramter', 'a typo')
+  t.equal(typo.code, 'invalid_paramter', 'at run time nothing stops it: the type check does')
+  const code: 'invalid_parameter' = new InvalidParameterError('x').code
+  t.equal(code, 'invalid_parameter', "each class's code is its literal type")
+  t.same(LIBRARY_ERROR_CODES.filter((c) => (ERROR_CODES as readonly string[]).includes(c)), [], 'the two vocabularies do not overlap')
 })
