@@ -78,14 +78,14 @@ function infoEnabled (log: FastifyBaseLogger): boolean {
 /**
  * Writes a successful request's line to the root logger's stream: the line `log.info(line,
  * 'request')` writes, made as one string (the stream and the bindings are read through
- * `pino.symbols`, which pino documents for integrations). Its fields are fixed and none is secret. In A/B runs
- * of cached reads, going through pino's `info` (object serialization, redaction's copy) cost 9 %
- * of the service's CPU per request (75 against 68 us) and 6 % of its throughput.
+ * `pino.symbols`, which pino documents for integrations). Its fields are fixed and none is
+ * secret, so pino's `info` (object serialization, redaction's copy) would be work for nothing
+ * on every request (docs/benchmarks-history.md has the figures).
  *
  * The lines of one event-loop turn go to the stream in one write, at the end of the turn
  * (after any other line written in that turn): sonic-boom measures its whole pending buffer at
- * each write and starts a file write when idle, which line by line cost 12 % of a cached read's
- * throughput in an A/B run (a CPU profile showed 3 %: the file writes run on libuv's threads).
+ * each write and starts a file write when idle, so line by line it would start a file write
+ * per request.
  */
 export function writeRequestLine (root: FastifyBaseLogger, line: RequestLine): void {
   const logger = root as unknown as Record<symbol, unknown>
@@ -127,7 +127,7 @@ type LevelName = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'sile
 
 /**
  * A request's logger (`request.log`), made only when something logs through it. Most requests
- * log nothing but their one line, and a pino child per request cost 2 % of the busy time.
+ * log nothing but their one line, and a pino child per request would be made for nothing.
  */
 class LazyChildLogger {
   readonly #parent: FastifyBaseLogger

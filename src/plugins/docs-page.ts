@@ -29,8 +29,8 @@ export const DOCS_CSP = [
 
 /**
  * onRoute hook (app.ts adds it before @fastify/compress): the page's scripts and styles are sent
- * as they are. Compressing them on every request would cost about 100 ms of CPU for the 1.7 MB
- * bundle, on routes with no key and no rate limit; browsers revalidate them instead (ETag, 304).
+ * as they are. Compressing a bundle of megabytes on every request would be a CPU cost open to
+ * anyone, on routes with no key and no rate limit; browsers revalidate them instead (ETag, 304).
  */
 export function uncompressedDocsAssets (route: RouteOptions): void {
   if (route.url.startsWith(`${DOCS_PREFIX}/static/`)) route.compress = false

@@ -3,10 +3,9 @@
 // service_unavailable and retry-after, instead of every client's latency growing. /healthz is
 // exempt (see routes/health.ts).
 //
-// Requests in progress are what catches a flood of connections: measured with 1,000 keep-alive
-// connections, the event loop's mean delay stayed under 50 ms while requests queued for 100 ms
-// (p50) to 460 ms (p99), because the waiting happens in socket buffers and in Redis round trips,
-// not in the loop.
+// Requests in progress are what catches a flood of connections: under one, the event loop's delay
+// stays low while requests queue, because the waiting happens in socket buffers and in Redis
+// round trips, not in the loop (docs/benchmarks-history.md).
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance } from 'fastify'

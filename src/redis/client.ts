@@ -22,8 +22,8 @@ export function createRedis (options: RedisConnectionOptions): RedisClient {
   const common = {
     commandTimeout: commandTimeoutMs,
     // Commands issued in the same tick (a request's limiter and data version, and those of
-    // every other request in flight) go out in one write and come back in one read: measured,
-    // a third of the Redis CPU per API request, which is mostly system calls otherwise.
+    // every other request in flight) go out in one write and come back in one read, saving
+    // Redis the system calls that are most of its work per request (docs/benchmarks-history.md).
     enableAutoPipelining: true,
     connectTimeout: 1000,
     enableOfflineQueue: offlineQueue,

@@ -151,7 +151,7 @@ export function describePosition (at: RowPosition): string {
 
 /**
  * Where each user id was first seen. A CSV line is kept as a plain number: a million position
- * objects kept alive cost a tenth of an import's CPU in garbage collection.
+ * objects kept alive would be garbage collection's work for the whole import.
  */
 type FirstSeen = Map<string, number | RowPosition>
 

@@ -61,11 +61,10 @@ interface CsvColumns { userId: number, username: number, xp: number, curve: numb
 
 /**
  * Feeds the parser one read of the input at a time and hands out, per read, the rows it gave:
- * csv-parse emits records synchronously while it is written to, and a promise per read instead
- * of one per record (its async iterator) is a tenth less parsing time. Waiting for the consumer
- * before reading on is the backpressure. Lines are counted here, from the fields themselves (its
- * `info` option copies its counters per record, tripling the parse time, and counts a quoted CRLF
- * as two lines), so empty lines come through as one empty field and are skipped here.
+ * csv-parse emits records synchronously while it is written to, so a promise per read replaces
+ * one per record (its async iterator). Waiting for the consumer before reading on is the
+ * backpressure. Lines are counted here, from the fields themselves (its `info` option copies its
+ * counters into every record, and counts a quoted CRLF as two lines), so empty lines come through as one empty field and are skipped here.
  */
 async function * csvRows (input: AsyncIterable<Buffer | string>, parser: Parser): AsyncGenerator<SourceRow[]> {
   let records: string[][] = []
