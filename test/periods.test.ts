@@ -14,6 +14,7 @@ import {
 } from '../src/periods/periods.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { boardMember, userIdFromBoardMember } from '../src/redis/keys.js'
+import { awardXp } from '../src/redis/write-scripts.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { levelForXp } from '../src/levels/curves.js'
@@ -196,9 +197,23 @@ t.test("Redis's clock decides the period, not the writer's: a writer whose clock
 t.test('the award script refuses a window that does not hold Redis time, changing nothing; one that does is applied', async (t) => {
   const { redis, keys, guildId, p, period } = await fixture(t)
   const k = keys.guild(guildId)
-  const award = async (from: number, to: number, op: string) => await redis.awardXp(k.board, k.members, k.stats, k.settings, k.version,
-    keys.operations(guildId, 1), keys.operations(guildId, 0), period(p.week.label), period(p.month.label),
-    boardMember('9'), 10, '', 1e12, op, 60_000, from, to, keepUntil(p.week), keepUntil(p.month))
+  const award = async (from: number, to: number, op: string) => await awardXp(redis, {
+    ...k,
+    ops: keys.operations(guildId, 1),
+    opsPrev: keys.operations(guildId, 0),
+    week: period(p.week.label),
+    month: period(p.month.label),
+    member: boardMember('9'),
+    award: 10,
+    username: '',
+    maxXp: 1e12,
+    opId: op,
+    opsTtlMs: 60_000,
+    from,
+    until: to,
+    weekExpireAt: keepUntil(p.week),
+    monthExpireAt: keepUntil(p.month)
+  })
   const before = await dataSnapshot(raw, `${keys.prefix}:*`)
   const now = await redisNow(redis)
   const late = await award(now + 60_000, now + 120_000, 'a')

@@ -80,19 +80,13 @@ type PeriodPageReply = [version: string | null, nowMs: number, current: number, 
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    awardXp(board: string, members: string, stats: string, settings: string, version: string, ops: string, opsPrevious: string,
-      week: string, month: string, member: string, award: Str, username: string, maxXp: Str, opId: string, opsTtlMs: Str,
-      from: Str, until: Str, weekExpireAt: Str, monthExpireAt: Str): Result<[number, number, number?], Context>
-    setXp(board: string, members: string, stats: string, version: string, ops: string, opsPrevious: string,
-      member: string, xp: Str, username: string, opId: string, opsTtlMs: Str): Result<number, Context>
-    setUsername(board: string, members: string, version: string, ops: string, opsPrevious: string,
-      member: string, username: string, opId: string, opsTtlMs: Str): Result<number, Context>
-    removeMember(board: string, members: string, stats: string, version: string, ops: string, opsPrevious: string,
-      week: string, lastWeek: string, month: string, lastMonth: string,
-      member: string, opId: string, opsTtlMs: Str, from: Str, until: Str): Result<[number, number?], Context>
-    dailyClaim(board: string, members: string, version: string, ops: string, opsPrevious: string,
-      member: string, atMs: Str, maxAheadMs: Str, opId: string, opsTtlMs: Str): Result<[number, number, number?], Context>
-    configureGuild(settings: string, version: string, curve: string, multiplierHundredths: Str): Result<number, Context>
+    // The write scripts take their arguments from ./write-scripts.ts, which names and orders them.
+    awardXp(...args: Str[]): Result<[number, number, number?], Context>
+    setXp(...args: Str[]): Result<number, Context>
+    setUsername(...args: Str[]): Result<number, Context>
+    removeMember(...args: Str[]): Result<[number, number?], Context>
+    dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
+    configureGuild(...args: Str[]): Result<number, Context>
     bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,

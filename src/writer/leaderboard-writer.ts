@@ -4,6 +4,7 @@ import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
 import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW } from '../redis/script-status.js'
+import * as scripts from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
 import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
@@ -225,9 +226,23 @@ export class LeaderboardWriter {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
-      await this.redis.awardXp(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
-        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label),
-        boardMember(userId), award, username, MAX_XP, op.opId, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month)))))
+      await scripts.awardXp(this.redis, {
+        ...k,
+        ops: op.current,
+        opsPrev: op.previous,
+        week: this.keys.period(guildId, p.week.label),
+        month: this.keys.period(guildId, p.month.label),
+        member: boardMember(userId),
+        award,
+        username,
+        maxXp: MAX_XP,
+        opId: op.opId,
+        opsTtlMs: op.ttlMs,
+        from: p.from,
+        until: p.until,
+        weekExpireAt: keepUntil(p.week),
+        monthExpireAt: keepUntil(p.month)
+      }))))
     if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
@@ -241,8 +256,9 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.#settle('setXp', op.opId, async () => await this.redis.setXp(k.board, k.members, k.stats, k.version, op.current, op.previous,
-      boardMember(userId), xp, username, op.opId, op.ttlMs))
+    return await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
+      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
+    }))
   }
 
   /** Records a member's display name. Returns false (and stores nothing) for a non-member. */
@@ -251,8 +267,9 @@ export class LeaderboardWriter {
     const username = assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.#settle('setUsername', op.opId, async () => await this.redis.setUsername(k.board, k.members, k.version, op.current, op.previous,
-      boardMember(userId), username, op.opId, op.ttlMs)) === MemberWriteStatus.done
+    return await this.#settle('setUsername', op.opId, async () => await scripts.setUsername(this.redis, {
+      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs
+    })) === MemberWriteStatus.done
   }
 
   /** Removes a member and all its data. Returns false when it was not a member. */
@@ -261,9 +278,20 @@ export class LeaderboardWriter {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     const [removed] = await this.#settle('removeMember', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
-      await this.redis.removeMember(k.board, k.members, k.stats, k.version, op.current, op.previous,
-        ...[p.week, p.lastWeek, p.month, p.lastMonth].map((span) => this.keys.period(guildId, span.label)) as [string, string, string, string],
-        boardMember(userId), op.opId, op.ttlMs, p.from, p.until))))
+      await scripts.removeMember(this.redis, {
+        ...k,
+        ops: op.current,
+        opsPrev: op.previous,
+        week: this.keys.period(guildId, p.week.label),
+        lastWeek: this.keys.period(guildId, p.lastWeek.label),
+        month: this.keys.period(guildId, p.month.label),
+        lastMonth: this.keys.period(guildId, p.lastMonth.label),
+        member: boardMember(userId),
+        opId: op.opId,
+        opsTtlMs: op.ttlMs,
+        from: p.from,
+        until: p.until
+      }))))
     return removed === MemberWriteStatus.done
   }
 
@@ -282,8 +310,9 @@ export class LeaderboardWriter {
     }
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await this.redis.dailyClaim(k.board, k.members, k.version, op.current, op.previous,
-      boardMember(userId), at, MAX_CLAIM_AHEAD_MS, op.opId, op.ttlMs))
+    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await scripts.dailyClaim(this.redis, {
+      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
+    }))
     const when = new Date(value).toISOString()
     switch (status) {
       case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
@@ -305,7 +334,7 @@ export class LeaderboardWriter {
     if (curve === '' && hundredths === '') throw new InvalidParameterError('give a curve or a multiplier to set')
     const k = this.keys.guild(guildId)
     // Settings are absolute: sending them again is safe without an operation id.
-    await this.#settle('configureGuild', undefined, async () => await this.redis.configureGuild(k.settings, k.version, curve, hundredths))
+    await this.#settle('configureGuild', undefined, async () => await scripts.configureGuild(this.redis, { ...k, curve, multiplierHundredths: hundredths }))
   }
 
   /**

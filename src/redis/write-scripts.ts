@@ -1,0 +1,72 @@
+// The write scripts, one typed call each taking one object (as bullmq builds each script's
+// arguments in one named function): KEYS by the names in the script's header, ARGV by name, put
+// in the header's order here and nowhere else. test/write-scripts.test.ts holds each list against
+// its .lua header, so a script and its caller cannot drift apart one position at a time.
+import type { RedisClient } from './client.js'
+
+type Arg = string | number
+
+/** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
+export const WRITE_SCRIPTS = {
+  awardXp: {
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
+    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt']
+  },
+  setXp: {
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev'],
+    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs']
+  },
+  setUsername: {
+    keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
+    argv: ['member', 'username', 'opId', 'opsTtlMs']
+  },
+  removeMember: {
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth'],
+    argv: ['member', 'opId', 'opsTtlMs', 'from', 'until']
+  },
+  dailyClaim: {
+    keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
+    argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs']
+  },
+  configureGuild: {
+    keys: ['settings', 'version'],
+    argv: ['curve', 'multiplierHundredths']
+  }
+} as const
+
+type Scripts = typeof WRITE_SCRIPTS
+export type WriteScript = keyof Scripts
+
+/** A script's input: every key a string, every argument a string or a number; other fields are ignored. */
+export type ScriptInput<S extends WriteScript> = Record<Scripts[S]['keys'][number], string> & Record<Scripts[S]['argv'][number], Arg>
+
+/** The script's arguments in its header's order: its keys, then its ARGV. */
+export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput<S>): Arg[] {
+  const { keys, argv } = WRITE_SCRIPTS[script]
+  const fields: readonly string[] = [...keys, ...argv]
+  return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
+}
+
+export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<[number, number, number?]> {
+  return await redis.awardXp(...scriptArgs('awardXp', input))
+}
+
+export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<number> {
+  return await redis.setXp(...scriptArgs('setXp', input))
+}
+
+export async function setUsername (redis: RedisClient, input: ScriptInput<'setUsername'>): Promise<number> {
+  return await redis.setUsername(...scriptArgs('setUsername', input))
+}
+
+export async function removeMember (redis: RedisClient, input: ScriptInput<'removeMember'>): Promise<[number, number?]> {
+  return await redis.removeMember(...scriptArgs('removeMember', input))
+}
+
+export async function dailyClaim (redis: RedisClient, input: ScriptInput<'dailyClaim'>): Promise<[number, number, number?]> {
+  return await redis.dailyClaim(...scriptArgs('dailyClaim', input))
+}
+
+export async function configureGuild (redis: RedisClient, input: ScriptInput<'configureGuild'>): Promise<number> {
+  return await redis.configureGuild(...scriptArgs('configureGuild', input))
+}
