@@ -323,7 +323,7 @@ t.test('top prints a page of the leaderboard as a table, or the API\'s response 
   t.same(JSON.parse(json.stdout), await reader.page('23', 2, 2), 'exactly the reader\'s page')
   t.match(JSON.parse(json.stdout), { total: 4, page: 2, data: [{ rank: 3, user_id: '5' }, { rank: 4, user_id: '6' }] })
   t.match(lines(second.stdout), [/^RANK/, /^4 +6 /, 'page 2 of 2, 4 members'])
-  t.same(past, { code: 0, stdout: 'page 9 is past the end: server 23 has 4 members (1 pages of 10)\n', stderr: '' })
+  t.same(past, { code: 0, stdout: 'page 9 is past the end: server 23 has 4 members (1 page of 10)\n', stderr: '' })
   t.same(empty, { code: 0, stdout: 'server 24 has no members\n', stderr: '' })
   t.equal(bad.code, 1)
   t.match(bad.stderr, /^error: .*limit must be an integer from 1 to 100\n$/)

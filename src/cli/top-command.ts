@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { type Period, PERIODS } from '../periods/periods.js'
 import { withRedis } from './connection.js'
-import { print, printJson, table } from './output.js'
+import { count, print, printJson, table } from './output.js'
 import * as parse from './parsers.js'
 
 // The API's bounds, so a page here is a page there.
@@ -32,12 +32,12 @@ export function addTopCommand (program: Command): void {
         }
         const pages = Math.ceil(board.total / opts.limit)
         if (board.data.length === 0) {
-          print(`page ${opts.page} is past the end: server ${opts.guild} has ${board.total} members (${pages} pages of ${opts.limit})`)
+          print(`page ${opts.page} is past the end: server ${opts.guild} has ${count(board.total, 'member')} (${count(pages, 'page')} of ${opts.limit})`)
           return
         }
         print(table(['RANK', 'USER', 'USERNAME', 'LEVEL', 'XP'],
           board.data.map((entry) => [String(entry.rank), entry.user_id, entry.username, String(entry.level), String(entry.xp)])))
-        print(`page ${opts.page} of ${pages}, ${board.total} members${within}`)
+        print(`page ${opts.page} of ${pages}, ${count(board.total, 'member')}${within}`)
       })
     })
 }
