@@ -1,5 +1,5 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', '.tap/**', '.data/**'] })
+  ...neostandard({ ts: true, ignores: ['**/dist/**', 'coverage/**', '.tap/**', '.data/**'] })
 ]
