@@ -14,7 +14,8 @@ t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
 
 // A build that records each run and fails while `fail` exists.
 const build = "const fs = require('fs'); if (fs.existsSync('fail')) process.exit(2); " +
-  "fs.mkdirSync('dist', { recursive: true }); fs.writeFileSync('dist/server.js', ''); fs.appendFileSync('builds', 'x')"
+  "fs.mkdirSync('dist', { recursive: true }); fs.writeFileSync('dist/server.js', ''); " +
+  "fs.mkdirSync('packages/client/dist', { recursive: true }); fs.writeFileSync('packages/client/dist/index.js', ''); fs.appendFileSync('builds', 'x')"
 writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, scripts: { build: `node -e "${build}"` } }))
 mkdirSync(join(dir, 'src', 'demo'), { recursive: true })
 writeFileSync(join(dir, 'src', 'server.ts'), '')
