@@ -50,6 +50,8 @@ export const ConfigSchema = Type.Object({
   maxInFlight: ZeroOrPositive('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance', 256, 1_000_000, 'never'),
   maxHeapUsedPercent: ZeroOrPositive("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit", 90, 100, 'never'),
   outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000),
+  maxStreamsPerKey: PositiveInteger('MAX_STREAMS_PER_KEY: open live-update streams per API key per instance; past it 429', 5, 1, 100_000),
+  streamKeepAliveMs: PositiveInteger('STREAM_KEEPALIVE_MS: longest an open stream stays silent before a keep-alive comment', 15_000, 100, 15_000),
   metricsPort: Type.Optional(ZeroOrPositive('METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off', undefined, 65535,
     'any free port (the address is logged)')),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
@@ -82,6 +84,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   maxInFlight: 'MAX_IN_FLIGHT',
   maxHeapUsedPercent: 'MAX_HEAP_USED_PERCENT',
   outageLogIntervalMs: 'OUTAGE_LOG_INTERVAL_MS',
+  maxStreamsPerKey: 'MAX_STREAMS_PER_KEY',
+  streamKeepAliveMs: 'STREAM_KEEPALIVE_MS',
   metricsPort: 'METRICS_PORT',
   corsOrigins: 'CORS_ORIGINS'
 }

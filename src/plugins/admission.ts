@@ -23,6 +23,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook: counts the request, checks its server scope (403), answers 304 or reads the server's data version. */
     admit: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
+    /**
+     * The key's quota through the same limiter: counts one more request (`increment`, as an open
+     * stream does each minute) or only reads the count; sets the x-ratelimit-* headers when given a reply.
+     */
+    quota: (request: FastifyRequest, increment: boolean, reply?: FastifyReply) => Promise<Verdict>
   }
   interface FastifyRequest {
     /** The data version of the request's own server, read with the limiter; undefined for another server. */
@@ -40,7 +45,7 @@ function keyOf (request: FastifyRequest): AuthenticatedKey {
 }
 
 /** The limiter's answer for one request. */
-interface Verdict {
+export interface Verdict {
   /** Counted and admitted (a refused request is not counted). */
   admitted: boolean
   limit: number
@@ -110,6 +115,12 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
   }
 
   fastify.decorateRequest('dataVersion', undefined)
+
+  fastify.decorate('quota', async function quota (request: FastifyRequest, increment: boolean, reply?: FastifyReply) {
+    const verdict = await limit(request, increment)
+    if (reply !== undefined) rateHeaders(reply, verdict)
+    return verdict
+  })
 
   fastify.decorate('admit', async function admit (request: FastifyRequest, reply: FastifyReply) {
     const key = keyOf(request)

@@ -15,6 +15,8 @@ export interface Lifecycle {
   /** True once Fastify is closing: new requests are refused. */
   readonly closing: boolean
   drain: () => void
+  /** Calls `listener` once, when the drain begins (at once if it has begun): open streams end then. */
+  onDrain: (listener: () => void) => void
 }
 
 declare module 'fastify' {
@@ -37,10 +39,20 @@ const ACCEPTED_GRACE_MS = 250
 export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   let draining = false
   let closing = false
+  const drainListeners: Array<() => void> = []
+  function drain (): void {
+    if (draining) return
+    draining = true
+    for (const listener of drainListeners.splice(0)) listener()
+  }
   fastify.decorate('lifecycle', {
     get draining () { return draining },
     get closing () { return closing },
-    drain () { draining = true }
+    drain,
+    onDrain (listener: () => void) {
+      if (draining) listener()
+      else drainListeners.push(listener)
+    }
   })
 
   // Callback hooks: every request passes here, and an async hook costs a promise each.
@@ -64,7 +76,7 @@ export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   // as during the drain, and only then are idle connections closed and new requests refused.
   let sweep: NodeJS.Timeout | undefined
   fastify.addHook('preClose', async () => {
-    draining = true
+    drain()
     if (fastify.server.listening) {
       NetServer.prototype.close.call(fastify.server)
       await sleep(ACCEPTED_GRACE_MS)

@@ -16,6 +16,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The metrics listener's address, when METRICS_PORT is set (port 0 picks a free one). */
     metricsAddress: () => { host: string, port: number } | null
+    /** The registry served at /metrics, for plugins that add their own metrics; null when METRICS_PORT is unset. */
+    metricsRegistry: Registry | null
   }
   interface FastifyRequest {
     /** What a failed request's error was, for the metrics (set by the onError hook). */
@@ -36,9 +38,13 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     const address = server?.address()
     return typeof address === 'object' && address !== null ? { host, port: address.port } : null
   })
-  if (metricsPort === undefined) return
+  if (metricsPort === undefined) {
+    fastify.decorate('metricsRegistry', null)
+    return
+  }
 
   const registry = new Registry()
+  fastify.decorate('metricsRegistry', registry)
   collectDefaultMetrics({ register: registry })
   const registers = [registry]
   const requests = new Histogram({

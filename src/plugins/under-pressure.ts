@@ -39,6 +39,12 @@ export default fp(async function underPressurePlugin (fastify: FastifyInstance) 
     let inFlight = 0
     fastify.addHook('onRequest', (request, reply, done) => {
       if (request.routeOptions.url === '/healthz') { done(); return }
+      // An open stream is not a request in progress (it would hold the count for hours), but a
+      // new one is refused like any request while the instance is past the bound.
+      if (request.routeOptions.config.stream === true) {
+        done(inFlight >= maxInFlight ? new OverloadedError('in_flight') : undefined)
+        return
+      }
       inFlight++
       // 'close' comes once the response is sent and also when the client goes away first.
       reply.raw.once('close', () => { inFlight-- })

@@ -8,12 +8,16 @@ import admissionPlugin from '../../plugins/admission.js'
 import readsPlugin from '../../plugins/reads.js'
 import serverRoutes from './servers.js'
 import memberListRoutes from './member-lists.js'
+import livePlugin from '../../plugins/live.js'
+import streamRoutes from './streams.js'
 
 export default async function api (fastify: FastifyInstance) {
   fastify.addHook('onRequest', fastify.authenticate)
   await fastify.register(admissionPlugin)
+  await fastify.register(livePlugin) // its cap of streams per key comes before admission counts
   fastify.addHook('onRequest', fastify.admit)
   await fastify.register(readsPlugin)
   await fastify.register(serverRoutes)
   await fastify.register(memberListRoutes)
+  await fastify.register(streamRoutes)
 }

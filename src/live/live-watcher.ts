@@ -1,0 +1,275 @@
+// One watcher per instance behind every open stream. Streams that show the same body (same
+// endpoint, server and parameters) share a topic. Once a second the watcher reads the data
+// version of every server it watches (one batch: the reader's per-turn loader), reads each
+// topic whose server's version (or, for a body that depends on it, the UTC day) moved, once,
+// serializes it once, and offers the same bytes to every stream of the topic. So Redis work grows
+// with the servers and pages watched, not with the streams: 10,000 streams on one page cost one
+// version read a second and one read per change.
+//
+// Polling the version, rather than Redis pub/sub, has nothing to lose: after a Redis restart, a
+// failover or a dropped connection, the next tick compares versions again (a version is never
+// reused, see includes/version.lua), so no stream stays silent on a change it missed.
+import { STATUS_CODES } from 'node:http'
+import type { Versioned } from '../reader/leaderboard-reader.js'
+import { utcDay } from '../reader/leaderboard-reader.js'
+import type { RedisClock } from '../redis/clock.js'
+import { withDeadline } from '../redis/deadline.js'
+import { followingRedirects } from '../redis/errors.js'
+import { entityTag, etagHeader } from '../http/etag.js'
+import { LeaderboardError } from '../errors.js'
+import { STATUS_BY_CODE, isErrorCode } from '../http/error-codes.js'
+import { formatEvent, type LiveEvent, type SseStream } from './sse-stream.js'
+
+/** What a stream shows: one endpoint's body for one server and set of parameters. */
+export interface TopicSpec<T = unknown> {
+  /** Names the body: the endpoint, the server and every parameter. */
+  id: string
+  guildId: string
+  /** The event's name: `leaderboard`, `member`, `stats`. */
+  event: string
+  /** The body (so its ETag) depends on the UTC day. */
+  perDay: boolean
+  read: () => Promise<Versioned<T>>
+  /** The endpoint's own serializer, so `data:` is exactly the endpoint's body. */
+  serialize: (value: T) => string
+}
+
+interface Topic {
+  spec: TopicSpec
+  streams: Set<SseStream>
+  /** The data version and UTC day of `event`. */
+  version: string | undefined
+  day: number | undefined
+  event: LiveEvent | undefined
+  reading: Promise<LiveEvent> | undefined
+}
+
+interface Subscription {
+  topic: Topic
+  /** Counts the stream's next minute against its key; false when the key is past its limit. */
+  charge: () => Promise<boolean>
+}
+
+export interface LiveWatcherOptions {
+  /** The server's current data version (batched per event-loop turn). */
+  versionOf: (guildId: string) => Promise<string>
+  clock: RedisClock
+  /** A read or a version batch not answered this long after it was sent fails (and is tried again next tick). */
+  commandTimeoutMs: number
+  keepAliveMs: number
+  /** A stream counts against its key's quota once more each time this passes. */
+  chargeEveryMs: number
+  /** Called with the number of events written, at each fan-out. */
+  onEventsSent?: (count: number) => void
+  /** A failed read (`spec`) or tick (undefined): logged; the next tick tries again. */
+  onError?: (err: unknown, spec: TopicSpec | undefined) => void
+}
+
+export const TICK_MS = 1000
+const TIMER_MARGIN_MS = 3
+
+export class LiveWatcher {
+  readonly #options: LiveWatcherOptions
+  readonly #topics = new Map<string, Topic>()
+  /** Topics by server: the servers watched. */
+  readonly #byGuild = new Map<string, Set<Topic>>()
+  readonly #subscriptions = new Map<SseStream, Subscription>()
+  #timer: NodeJS.Timeout | undefined
+  #stopped = false
+
+  constructor (options: LiveWatcherOptions) {
+    this.#options = options
+  }
+
+  get openStreams (): number {
+    return this.#subscriptions.size
+  }
+
+  get watchedServers (): number {
+    return this.#byGuild.size
+  }
+
+  get topics (): number {
+    return this.#topics.size
+  }
+
+  /**
+   * The topic's current event: the one it holds when it was read at `version` (and today, for a
+   * body that depends on the day), else a fresh read (shared with any read of the topic under way).
+   * Throws what the read throws (a 404 for a non-member, a 503 for Redis).
+   */
+  async current (spec: TopicSpec, version: string | undefined): Promise<LiveEvent> {
+    const topic = this.#topicOf(spec)
+    const { event } = topic
+    if (event !== undefined && version !== undefined && topic.version === version &&
+        (!spec.perDay || topic.day === utcDay(this.#options.clock.now()))) return event
+    try {
+      return await this.#read(topic)
+    } finally {
+      this.#dropIfIdle(topic)
+    }
+  }
+
+  /** Adds an open stream to its topic's fan-out; ends it with stop(). */
+  subscribe (spec: TopicSpec, stream: SseStream, charge: () => Promise<boolean>): void {
+    const topic = this.#topicOf(spec)
+    topic.streams.add(stream)
+    this.#subscriptions.set(stream, { topic, charge })
+    // A change read between this stream's first event and now reaches it too.
+    if (topic.event !== undefined && stream.offer(topic.event, Date.now())) this.#options.onEventsSent?.(1)
+    this.#schedule()
+  }
+
+  unsubscribe (stream: SseStream): void {
+    const subscription = this.#subscriptions.get(stream)
+    if (subscription === undefined) return
+    this.#subscriptions.delete(stream)
+    subscription.topic.streams.delete(stream)
+    this.#dropIfIdle(subscription.topic)
+  }
+
+  /** Ends every open stream (cleanly: the client sees the response end and reconnects). */
+  endAll (): void {
+    for (const stream of [...this.#subscriptions.keys()]) {
+      stream.end()
+      this.unsubscribe(stream)
+    }
+  }
+
+  /** Ends every stream and stops ticking. */
+  stop (): void {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.endAll()
+  }
+
+  #topicOf (spec: TopicSpec): Topic {
+    let topic = this.#topics.get(spec.id)
+    if (topic === undefined) {
+      topic = { spec, streams: new Set(), version: undefined, day: undefined, event: undefined, reading: undefined }
+      this.#topics.set(spec.id, topic)
+      let ofGuild = this.#byGuild.get(spec.guildId)
+      if (ofGuild === undefined) this.#byGuild.set(spec.guildId, ofGuild = new Set())
+      ofGuild.add(topic)
+    }
+    return topic
+  }
+
+  #dropIfIdle (topic: Topic): void {
+    if (topic.streams.size > 0 || topic.reading !== undefined || this.#topics.get(topic.spec.id) !== topic) return
+    this.#topics.delete(topic.spec.id)
+    const ofGuild = this.#byGuild.get(topic.spec.guildId)
+    ofGuild?.delete(topic)
+    if (ofGuild?.size === 0) this.#byGuild.delete(topic.spec.guildId)
+  }
+
+  /** Reads the topic (one read at a time per topic) and offers a changed body to its streams. */
+  async #read (topic: Topic, at?: number): Promise<LiveEvent> {
+    if (topic.reading !== undefined) return await topic.reading
+    const { spec } = topic
+    const reading = (async () => {
+      const result = await withDeadline(followingRedirects(spec.read), this.#options.commandTimeoutMs)
+      const nowMs = spec.perDay ? result.nowMs ?? this.#options.clock.now() : undefined
+      const etag = etagHeader(entityTag(result.version, nowMs), 'identity')
+      topic.version = result.version
+      topic.day = nowMs === undefined ? undefined : utcDay(nowMs)
+      if (topic.event?.etag !== etag) {
+        topic.event = { etag, bytes: formatEvent(spec.event, etag, spec.serialize(result.value)) }
+        this.#fanOut(topic, topic.event, at ?? Date.now())
+      }
+      return topic.event
+    })()
+    topic.reading = reading
+    try {
+      return await reading
+    } finally {
+      topic.reading = undefined
+    }
+  }
+
+  /** `now`: a tick's start, for a read the tick made (ticks start a second apart, so their events do too). */
+  #fanOut (topic: Topic, event: LiveEvent, now: number): void {
+    let sent = 0
+    for (const stream of topic.streams) {
+      if (stream.offer(event, now)) sent++
+    }
+    if (sent > 0) this.#options.onEventsSent?.(sent)
+  }
+
+  /** Starts the tick chain when it is not running; it runs while any topic is watched. */
+  #schedule (delay = TICK_MS): void {
+    if (this.#timer !== undefined || this.#stopped) return
+    this.#timer = setTimeout(() => {
+      const started = Date.now()
+      this.#tick().catch((err: unknown) => { this.#options.onError?.(err, undefined) }).finally(() => {
+        this.#timer = undefined
+        // A timer may fire a millisecond early by Date.now(): the margin keeps ticks a full second apart.
+        if (this.#topics.size > 0) this.#schedule(Math.max(0, started + TICK_MS + TIMER_MARGIN_MS - Date.now()))
+      })
+    }, delay)
+    this.#timer.unref()
+  }
+
+  async #tick (): Promise<void> {
+    const started = Date.now()
+    this.#tendStreams(started)
+    const guilds = [...this.#byGuild.keys()]
+    // Loaded in one turn, so sent as one batch.
+    const versions = await Promise.allSettled(guilds.map(async (id) =>
+      await withDeadline(this.#options.versionOf(id), this.#options.commandTimeoutMs)))
+    const today = utcDay(this.#options.clock.now())
+    const reads: Array<Promise<unknown>> = []
+    guilds.forEach((guildId, i) => {
+      const outcome = versions[i]
+      if (outcome === undefined || outcome.status === 'rejected') return // Redis will be asked again next tick
+      for (const topic of this.#byGuild.get(guildId) ?? []) {
+        if (topic.streams.size === 0) { this.#dropIfIdle(topic); continue }
+        if (topic.version !== outcome.value || (topic.spec.perDay && topic.day !== today)) {
+          reads.push(this.#read(topic, started).catch((err: unknown) => { this.#failed(topic, err) }))
+        }
+      }
+    })
+    await Promise.all(reads)
+  }
+
+  /** Held events, keep-alive comments and each stream's minute of quota. */
+  #tendStreams (now: number): void {
+    let sent = 0
+    for (const [stream, subscription] of this.#subscriptions) {
+      if (stream.ended) { this.unsubscribe(stream); continue }
+      if (stream.flush(now)) sent++
+      stream.keepAlive(now, this.#options.keepAliveMs)
+      if (now >= stream.nextChargeAt) {
+        stream.nextChargeAt += this.#options.chargeEveryMs
+        subscription.charge().then((admitted) => { if (!admitted) this.#close(stream) }, () => {})
+      }
+    }
+    if (sent > 0) this.#options.onEventsSent?.(sent)
+  }
+
+  #close (stream: SseStream): void {
+    stream.end()
+    this.unsubscribe(stream)
+  }
+
+  /**
+   * A read that failed: a domain error (a member removed since the stream opened) is the
+   * endpoint's answer now, so it goes to the topic's streams as an `error` event with the error
+   * body, and they end; anything else (Redis down) is tried again next tick.
+   */
+  #failed (topic: Topic, err: unknown): void {
+    if (!(err instanceof LeaderboardError) || !isErrorCode(err.code)) {
+      this.#options.onError?.(err, topic.spec)
+      return
+    }
+    const statusCode = STATUS_BY_CODE[err.code]
+    const body = JSON.stringify({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code: err.code, message: err.message })
+    const bytes = Buffer.from(`event: error\ndata: ${body}\n\n`)
+    const now = Date.now()
+    for (const stream of [...topic.streams]) {
+      stream.writeRaw(bytes, now)
+      this.#close(stream)
+    }
+  }
+}

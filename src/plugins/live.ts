@@ -1,0 +1,122 @@
+// Live updates over server-sent events: opening a stream (its first event at once, or none when
+// Last-Event-ID names the current body), the cap of open streams per key on this instance, the
+// quota (one request to open, one more each minute open), the drain, and the metrics. What is
+// sent and when is the watcher's (src/live/live-watcher.ts); the routes are
+// src/routes/api/streams.ts. Registered inside the API's scope, after admission, so that the cap
+// is checked after authentication and before the request is counted.
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { Counter, Gauge } from 'prom-client'
+import { LiveWatcher, type TopicSpec } from '../live/live-watcher.js'
+import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
+import { RateLimitedError } from '../errors.js'
+import { matchingTag } from '../http/etag.js'
+import { redisUnavailability } from '../redis/errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    live: {
+      /** Answers the request with a stream of `spec`'s events (or throws the endpoint's error). */
+      open: (request: FastifyRequest, reply: FastifyReply, spec: TopicSpec) => Promise<FastifyReply>
+      readonly watcher: LiveWatcher
+    }
+  }
+  interface FastifyContextConfig {
+    /** A live-update stream: capped per key, outside the requests-in-progress count. */
+    stream?: boolean
+  }
+}
+
+/**
+ * A stream counts against its key's quota once more each minute it stays open: a sixtieth of the
+ * rate-limit window, which is a minute of the default hour (a shorter window, for tests, keeps the proportion).
+ */
+export function chargeEveryMs (rateLimitWindowMs: number): number {
+  return Math.max(1000, Math.round(rateLimitWindowMs / 60))
+}
+/** What a key past its cap of open streams is told to wait: streams close at their clients' pace. */
+const STREAM_CAP_RETRY_AFTER_SECONDS = 5
+
+export default fp(async function livePlugin (fastify: FastifyInstance) {
+  const { config, leaderboard, redisClock, lifecycle } = fastify
+  const eventsSent = fastify.metricsRegistry === null
+    ? undefined
+    : new Counter({ name: 'leaderboard_live_events_total', help: 'Events written to live-update streams (one per stream shown a change)', registers: [fastify.metricsRegistry] })
+  const watcher = new LiveWatcher({
+    versionOf: async (guildId) => await leaderboard.version(guildId),
+    clock: redisClock,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    keepAliveMs: config.streamKeepAliveMs,
+    chargeEveryMs: chargeEveryMs(config.rateLimitWindowMs),
+    onEventsSent: (count) => { eventsSent?.inc(count) },
+    onError: (err, spec) => {
+      // Redis down or slow is the outage log's to report; the next tick tries again.
+      if (redisUnavailability(err, fastify.redisClient) === null) fastify.log.error({ err, topic: spec?.id }, 'live update failed')
+    }
+  })
+  if (fastify.metricsRegistry !== null) {
+    const registers = [fastify.metricsRegistry]
+    /* eslint-disable no-new -- registered with the registry, read through collect() */
+    new Gauge({ name: 'leaderboard_live_streams', help: 'Live-update streams open on this instance', registers, collect () { this.set(watcher.openStreams) } })
+    new Gauge({ name: 'leaderboard_live_watched_servers', help: 'Servers whose data version this instance watches for its open streams', registers, collect () { this.set(watcher.watchedServers) } })
+    /* eslint-enable no-new */
+  }
+
+  // Open streams per key on this instance, reserved before the request is counted.
+  const openByKey = new Map<string, number>()
+  const release = (keyId: string): void => {
+    const open = (openByKey.get(keyId) ?? 1) - 1
+    if (open <= 0) openByKey.delete(keyId)
+    else openByKey.set(keyId, open)
+  }
+  const reserveStream: onRequestHookHandler = (request, reply, done) => {
+    const key = request.apiKey
+    if (request.routeOptions.config.stream !== true || key === null) { done(); return }
+    const open = openByKey.get(key.id) ?? 0
+    if (open < config.maxStreamsPerKey) {
+      openByKey.set(key.id, open + 1)
+      reply.raw.once('close', () => { release(key.id) })
+      done()
+      return
+    }
+    const refusal = new RateLimitedError(`at most ${config.maxStreamsPerKey} live-update streams may be open per API key on this instance; ` +
+      `close one, or retry in ${STREAM_CAP_RETRY_AFTER_SECONDS} s`, STREAM_CAP_RETRY_AFTER_SECONDS)
+    // Not counted; the key's quota headers all the same, as on any authenticated answer.
+    fastify.quota(request, false, reply).then(() => { done(refusal) }, done)
+  }
+  fastify.addHook('onRequest', reserveStream)
+
+  lifecycle.onDrain(() => { watcher.endAll() })
+  fastify.addHook('preClose', async () => { watcher.stop() })
+
+  async function open (request: FastifyRequest, reply: FastifyReply, spec: TopicSpec): Promise<FastifyReply> {
+    const event = await watcher.current(spec, request.dataVersion)
+    const lastEventId = request.headers['last-event-id']
+    const held = typeof lastEventId === 'string' && matchingTag(quoted(lastEventId), event.etag.slice(1, -1)) !== null
+
+    reply.hijack()
+    const response = reply.raw
+    // The connection timeout would cut a stream that is quiet between keep-alives.
+    response.socket?.setTimeout(0)
+    response.writeHead(200, { ...reply.getHeaders(), ...STREAM_HEADERS } as Record<string, string>)
+    response.flushHeaders()
+    const now = Date.now()
+    const stream = new SseStream(response, held ? event.etag : '', now, chargeEveryMs(config.rateLimitWindowMs))
+    if (!held && stream.offer(event, now)) eventsSent?.inc()
+    if (lifecycle.draining) { // this instance is going away: the client reconnects elsewhere
+      stream.end()
+      return reply
+    }
+    watcher.subscribe(spec, stream, async () => (await fastify.quota(request, true)).admitted)
+    response.once('close', () => { watcher.unsubscribe(stream) })
+    return reply
+  }
+
+  fastify.decorate('live', { open, watcher })
+}, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission'] })
+
+/** A Last-Event-ID as an entity tag: as sent (quoted, the `id:` we wrote), or bare. */
+function quoted (id: string): string {
+  const value = id.trim()
+  return value.startsWith('"') || value.startsWith('W/') ? value : `"${value}"`
+}

@@ -1,0 +1,203 @@
+// Live updates (server-sent events) against a real Redis: the first event at once with the
+// endpoint's ETag and exact body, a change as the next event, coalescing, Last-Event-ID,
+// keep-alive comments, the endpoints' errors, quota and the cap of streams per key.
+import t, { type Test } from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { commandCalls, RedisServer } from './helpers/redis-server.js'
+import { buildTestApp, type TestApp } from './helpers/app.js'
+import { SseReader } from './helpers/sse.js'
+import type { Config } from '../src/config.js'
+
+const server = await RedisServer.start()
+t.teardown(async () => { await server.close() })
+
+const GUILD = '1900000000000000001'
+const OTHER_GUILD = '1900000000000000002'
+const BOARD = `/api/v1/servers/${GUILD}/leaderboard`
+const MEMBER = `/api/v1/servers/${GUILD}/members/21`
+const STATS = `/api/v1/servers/${GUILD}/stats`
+
+interface Fixture extends TestApp {
+  base: string
+  key: string
+  open: (path: string, headers?: Record<string, string>) => Promise<SseReader>
+  get: (path: string) => Promise<{ status: number, etag: string | null, body: string, remaining: string | null }>
+}
+
+async function serve (t: Test, overrides: Partial<Config> = {}): Promise<Fixture> {
+  const fixture = await buildTestApp(t, server.url, overrides)
+  const base = await fixture.app.listen({ port: 0, host: '127.0.0.1' })
+  const { key } = await fixture.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  for (let i = 1; i <= 12; i++) {
+    await fixture.writer.awardXp({ guildId: GUILD, userId: String(20 + i), xp: 150 * i, username: `player ${i}` })
+  }
+  return {
+    ...fixture,
+    base,
+    key,
+    open: async (path, headers = {}) => await SseReader.open(t, base, path, { 'x-api-key': key, ...headers }),
+    get: async (path) => {
+      const response = await fetch(new URL(path, base), { headers: { 'x-api-key': key } })
+      return { status: response.status, etag: response.headers.get('etag'), body: await response.text(), remaining: response.headers.get('x-ratelimit-remaining') }
+    }
+  }
+}
+
+t.test('each stream: headers at once, the first event with the ETag and the exact body of its endpoint, then a change', async (t) => {
+  const f = await serve(t)
+  for (const [path, name] of [[`${BOARD}?limit=5&page=2`, 'leaderboard'], [MEMBER, 'member'], [STATS, 'stats']] as const) {
+    const [plain, query = ''] = path.split('?')
+    const streamPath = `${plain}/stream${query === '' ? '' : `?${query}`}`
+    const stream = await f.open(streamPath)
+    t.equal(stream.status, 200, `${name}: 200`)
+    t.match(stream.headers['content-type'], /^text\/event-stream/, `${name}: an event stream`)
+    t.ok(stream.headers['x-ratelimit-remaining'], `${name}: with the quota headers`)
+    t.ok(stream.headers['x-request-id'], `${name}: and the request id`)
+    const first = await stream.event(0)
+    const before = await f.get(path)
+    t.equal(first.event, name, `${name}: the event's name`)
+    t.equal(first.id, before.etag, `${name}: id is the endpoint's ETag`)
+    t.equal(first.data, before.body, `${name}: data is exactly the endpoint's body`)
+
+    await f.writer.awardXp({ guildId: GUILD, userId: '21', xp: 5000 })
+    const second = await stream.event(1)
+    const after = await f.get(path)
+    t.not(second.id, first.id, `${name}: a change is a new event`)
+    t.equal(second.id, after.etag, `${name}: with the new ETag`)
+    t.equal(second.data, after.body, `${name}: and the new body`)
+  }
+})
+
+t.test('50 writes in one second give at most 2 events, the last one the final page', async (t) => {
+  const f = await serve(t)
+  const stream = await f.open(`${BOARD}/stream`)
+  await stream.event(0)
+  await sleep(1100) // past the first event's second, so the bound is the ticks'
+  const started = Date.now()
+  for (let i = 0; i < 50; i++) {
+    await f.writer.awardXp({ guildId: GUILD, userId: String(21 + (i % 12)), xp: 10 })
+    await sleep(Math.max(0, started + (i + 1) * 19 - Date.now()))
+  }
+  const final = await f.get(BOARD)
+  await stream.until(() => stream.events.at(-1)?.id === final.etag, 'the final page')
+  await sleep(1500) // nothing else comes
+  t.ok(stream.events.length - 1 <= 2, `${stream.events.length - 1} events for 50 writes`)
+  t.equal(stream.events.at(-1)?.data, final.body, 'the last event is the page after the last write')
+})
+
+t.test('Last-Event-ID equal to the current ETag: no repeat; a later change still comes', async (t) => {
+  const f = await serve(t, { streamKeepAliveMs: 300 })
+  const current = await f.get(`${BOARD}?limit=3`)
+  const stream = await f.open(`${BOARD}/stream?limit=3`, { 'last-event-id': current.etag ?? '' })
+  t.equal(stream.status, 200, 'opened')
+  await stream.until(() => stream.comments.length >= 2, 'two keep-alive comments')
+  t.equal(stream.events.length, 0, 'the page the client holds is not sent again')
+  await f.writer.awardXp({ guildId: GUILD, userId: '22', xp: 9000 })
+  const event = await stream.event(0)
+  t.equal(event.data, (await f.get(`${BOARD}?limit=3`)).body, 'the change comes')
+
+  const stale = await f.open(`${BOARD}/stream?limit=3`, { 'last-event-id': current.etag ?? '' })
+  t.equal((await stale.event(0)).data, (await f.get(`${BOARD}?limit=3`)).body, 'an older Last-Event-ID gets the current page at once')
+})
+
+t.test('a quiet stream gets a keep-alive comment within STREAM_KEEPALIVE_MS', async (t) => {
+  const f = await serve(t, { streamKeepAliveMs: 500 })
+  const stream = await f.open(`${STATS}/stream`)
+  await stream.event(0)
+  await stream.until(() => stream.comments.includes('keep-alive'), 'a comment')
+  t.pass('a comment line came while nothing changed')
+  t.notOk(stream.ended, 'the stream stays open')
+})
+
+t.test("the endpoints' errors, in the contract's shape, before any stream", async (t) => {
+  const f = await serve(t)
+  const cases: Array<[string, Record<string, string>, number, string]> = [
+    [`${BOARD}/stream?limit=101`, {}, 400, 'invalid_parameter'],
+    [`${BOARD}/stream`, { 'x-api-key': '' }, 401, 'missing_api_key'],
+    [`${BOARD}/stream`, { 'x-api-key': 'lb_nope' }, 401, 'invalid_api_key'],
+    [`/api/v1/servers/${OTHER_GUILD}/stats/stream`, {}, 403, 'forbidden'],
+    [`/api/v1/servers/${GUILD}/members/999/stream`, {}, 404, 'member_not_found']
+  ]
+  for (const [path, headers, status, code] of cases) {
+    const answer = await f.open(path, headers)
+    t.equal(answer.status, status, `${path}: ${status}`)
+    t.equal(JSON.parse(answer.body).code, code, `${path}: ${code}`)
+  }
+})
+
+t.test('a member removed while watched: an error event with the 404 body, and the stream ends', async (t) => {
+  const f = await serve(t)
+  const stream = await f.open(`/api/v1/servers/${GUILD}/members/32/stream`)
+  await stream.event(0)
+  await f.writer.removeMember({ guildId: GUILD, userId: '32' })
+  const event = await stream.event(1)
+  t.equal(event.event, 'error', 'an error event')
+  t.equal(JSON.parse(event.data).code, 'member_not_found', "with the endpoint's 404 body")
+  await stream.until(() => stream.ended, 'the end')
+})
+
+t.test('quota: opening counts one request, and each minute (a sixtieth of the window) open one more; past the limit the stream ends', async (t) => {
+  const f = await serve(t, { rateLimitWindowMs: 60_000, planLimits: { free: 4, starter: 1000, professional: 10000 } })
+  const { key } = await f.apiKeys.create({ guildId: GUILD, plan: 'free' })
+  const stream = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
+  t.equal(stream.headers['x-ratelimit-remaining'], '3', 'opening counted one request')
+  // One more each second (the window's sixtieth): 4 in all after 3 s, and the next is refused.
+  await stream.until(() => stream.ended, 'the stream to end once the quota is spent', 10_000)
+  const refused = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
+  t.equal(refused.status, 429, 'a new stream is refused while the key is past its limit')
+  t.equal(JSON.parse(refused.body).code, 'rate_limited')
+})
+
+t.test('at most MAX_STREAMS_PER_KEY open streams per key: past it 429, not counted; a closed one frees its place', async (t) => {
+  const f = await serve(t, { maxStreamsPerKey: 2 })
+  const a = await f.open(`${STATS}/stream`)
+  const b = await f.open(`${BOARD}/stream`)
+  t.equal(a.status, 200)
+  t.equal(b.status, 200)
+  const remaining = Number(b.headers['x-ratelimit-remaining'])
+  const refused = await f.open(`${MEMBER}/stream`)
+  t.equal(refused.status, 429, 'the third is refused')
+  t.match(JSON.parse(refused.body), { code: 'rate_limited', message: /at most 2 live-update streams/ })
+  t.equal(refused.headers['retry-after'], '5', 'with retry-after')
+  t.equal(refused.headers['x-ratelimit-remaining'], String(remaining), 'not counted, with the quota headers')
+  t.equal((await f.get(STATS)).status, 200, 'plain requests of the key are not capped')
+
+  a.close()
+  let reopened = await f.open(`${MEMBER}/stream`)
+  for (const deadline = Date.now() + 5000; reopened.status !== 200 && Date.now() < deadline;) {
+    await sleep(50)
+    reopened = await f.open(`${MEMBER}/stream`)
+  }
+  t.equal(reopened.status, 200, 'a closed stream frees its place')
+})
+
+t.test('streams of one page share one read per change, whatever their number', async (t) => {
+  const f = await serve(t, { maxStreamsPerKey: 100, metricsPort: 0 })
+  const metric = async (name: string): Promise<number> => {
+    const address = f.app.metricsAddress()
+    const text = await (await fetch(`http://127.0.0.1:${address?.port ?? 0}/metrics`)).text()
+    return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+  }
+  const admin = new Redis(server.url)
+  t.teardown(() => { admin.disconnect() })
+  const streams = await Promise.all(Array.from({ length: 20 }, async () => await f.open(`${BOARD}/stream?limit=7`)))
+  await Promise.all(streams.map(async (s) => await s.event(0)))
+  t.equal(await metric('leaderboard_live_streams'), 20, 'metrics: 20 open streams')
+  t.equal(await metric('leaderboard_live_watched_servers'), 1, 'metrics: one server watched')
+
+  const readsBefore = await commandCalls(admin, 'evalsha')
+  await f.writer.awardXp({ guildId: GUILD, userId: '25', xp: 777 })
+  const events = await Promise.all(streams.map(async (s) => await s.event(1)))
+  t.equal(new Set(events.map((e) => e.data)).size, 1, 'every stream got the same body')
+  // The award is one script; the page's read for the 20 streams is one more.
+  t.equal(await commandCalls(admin, 'evalsha') - readsBefore, 2, 'one read script for the change, not one per stream')
+  t.ok(await metric('leaderboard_live_events_total') >= 40, 'metrics: events sent (the first and the change, to each)')
+})
+
+t.test('under load shedding a new stream is refused with 503; open streams are not requests in progress', async (t) => {
+  const f = await serve(t, { maxInFlight: 2, maxStreamsPerKey: 10 })
+  const streams = await Promise.all(Array.from({ length: 4 }, async () => await f.open(`${STATS}/stream`)))
+  t.same(streams.map((s) => s.status), [200, 200, 200, 200], 'more streams than MAX_IN_FLIGHT stay open')
+  t.equal((await f.get(STATS)).status, 200, 'and do not shed plain requests')
+})
