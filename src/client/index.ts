@@ -5,3 +5,4 @@ export { LeaderboardApiError, type ApiErrorCode, type RateLimit } from './api-er
 export type {
   AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period
 } from './types.js'
+export type { LiveUpdate, WatchOptions } from './live-stream.js'

@@ -1,11 +1,13 @@
 // A typed client of the read API for dashboards and bots: one method per endpoint, ETag
 // revalidation (a 304 is free of quota), and retries of what passes (a network error, a 502, 503
 // or 504, a 429 with retry-after) with backoff and jitter, each reported to onRetry. Every call
-// sends a request id of its own, which an error carries. Dependency-free: global fetch only, so
-// it runs on Node 20+ and in browsers alike. Every request goes through #get; a new endpoint is
+// sends a request id of its own, which an error carries. Live updates (watch…) read the API's
+// streams (live-stream.ts). Dependency-free: global fetch only, so it runs on Node 20+ and in
+// browsers alike. Every request goes through #get, every stream through #watch; a new endpoint is
 // one line.
 import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
 import { LeaderboardApiError, rateLimitOf, retryAfterOf, type RateLimit } from './api-error.js'
+import { type LiveUpdate, watchStream, type WatchOptions } from './live-stream.js'
 
 export interface LeaderboardClientOptions {
   /** The API's root, e.g. `https://leaderboard.example.com/api/v1`. */
@@ -107,12 +109,38 @@ export class LeaderboardClient {
     return await this.#get(`servers/${id(guildId)}/stats`, {}, options)
   }
 
-  async #get<T> (path: string, query: Query, { signal }: CallOptions): Promise<ApiResult<T>> {
+  /**
+   * A page of the board as it changes: the current page at once, then each change (at most one a
+   * second), until `options.signal` aborts. `for await (const { data } of client.watchLeaderboard(g)) …`
+   */
+  watchLeaderboard (guildId: string, options: WatchOptions & { limit?: number, page?: number, period?: Period } = {}): AsyncGenerator<LiveUpdate<LeaderboardPage>, void, undefined> {
+    return this.#watch(`servers/${id(guildId)}/leaderboard/stream`, { limit: options.limit, page: options.page, period: options.period }, 'leaderboard', options)
+  }
+
+  /** One member's record as it changes; a non-member (or one removed meanwhile) throws `member_not_found`. */
+  watchMember (guildId: string, userId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<MemberRecord>, void, undefined> {
+    return this.#watch(`servers/${id(guildId)}/members/${id(userId)}/stream`, {}, 'member', options)
+  }
+
+  /** The server's aggregates and settings as they change. */
+  watchStats (guildId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<GuildStats>, void, undefined> {
+    return this.#watch(`servers/${id(guildId)}/stats/stream`, {}, 'stats', options)
+  }
+
+  #watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined> {
+    return watchStream<T>({ fetch: this.#options.fetch, url: this.#url(path, query), apiKey: this.#options.apiKey, event }, options)
+  }
+
+  #url (path: string, query: Query): string {
     const url = new URL(`${this.#options.baseUrl}/${path}`)
     for (const [name, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(name, String(value))
     }
-    const key = url.toString()
+    return url.toString()
+  }
+
+  async #get<T> (path: string, query: Query, { signal }: CallOptions): Promise<ApiResult<T>> {
+    const key = this.#url(path, query)
     const requestId = globalThis.crypto.randomUUID()
     for (let attempt = 0; ; attempt++) {
       const remembered = this.#remembered.get(key)

@@ -1,0 +1,106 @@
+// The typed client's live updates against the running service: watchLeaderboard, watchMember and
+// watchStats yield the endpoints' bodies as they change; a dropped connection is reopened with
+// Last-Event-ID (no body yielded twice, no change missed); an AbortSignal ends the loop; an answer
+// a retry cannot change is thrown.
+import t, { type Test } from 'tap'
+import { RedisServer } from './helpers/redis-server.js'
+import { buildTestApp, type TestApp } from './helpers/app.js'
+import { LeaderboardApiError, LeaderboardClient, type LiveUpdate } from '../src/client/index.js'
+
+const server = await RedisServer.start()
+t.teardown(async () => { await server.close() })
+
+const GUILD = '1920000000000000001'
+
+interface Fixture extends TestApp {
+  client: LeaderboardClient
+  /** Every stream request's Last-Event-ID, in order (null for none). */
+  lastEventIds: Array<string | null>
+}
+
+async function serve (t: Test): Promise<Fixture> {
+  const fixture = await buildTestApp(t, server.url, { maxStreamsPerKey: 10 })
+  const address = await fixture.app.listen({ port: 0, host: '127.0.0.1' })
+  const { key } = await fixture.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  for (let i = 1; i <= 5; i++) await fixture.writer.awardXp({ guildId: GUILD, userId: String(50 + i), xp: 100 * i, username: `p${i}` })
+  const lastEventIds: Array<string | null> = []
+  const recording: typeof fetch = async (input, init) => {
+    lastEventIds.push((init?.headers as Record<string, string>)['last-event-id'] ?? null)
+    return await fetch(input, init)
+  }
+  return { ...fixture, lastEventIds, client: new LeaderboardClient({ baseUrl: `${address}/api/v1`, apiKey: key, fetch: recording }) }
+}
+
+/** Takes updates from `updates` into `into` until `count` have come. */
+async function take<T> (updates: AsyncGenerator<LiveUpdate<T>>, into: Array<LiveUpdate<T>>, count: number): Promise<void> {
+  while (into.length < count) {
+    const next = await updates.next()
+    if (next.done === true) throw new Error('the watch ended')
+    into.push(next.value)
+  }
+}
+
+t.test('watchLeaderboard, watchMember and watchStats: the current body at once, then each change', async (t) => {
+  const { client, writer } = await serve(t)
+  const controller = new AbortController()
+  t.teardown(() => { controller.abort() })
+  const watches = [
+    [client.watchLeaderboard(GUILD, { limit: 3, signal: controller.signal }), async () => await client.leaderboard(GUILD, { limit: 3 })],
+    [client.watchMember(GUILD, '51', { signal: controller.signal }), async () => await client.member(GUILD, '51')],
+    [client.watchStats(GUILD, { signal: controller.signal }), async () => await client.stats(GUILD)]
+  ] as const
+  const seen: Array<Array<LiveUpdate<unknown>>> = watches.map(() => [])
+  await Promise.all(watches.map(async ([updates], i) => { await take(updates as AsyncGenerator<LiveUpdate<unknown>>, seen[i] ?? [], 1) }))
+  for (const [i, [, read]] of watches.entries()) t.same(seen[i]?.[0]?.data, (await read()).data, `watch ${i}: the current body`)
+
+  await writer.awardXp({ guildId: GUILD, userId: '51', xp: 2000 })
+  await Promise.all(watches.map(async ([updates], i) => { await take(updates as AsyncGenerator<LiveUpdate<unknown>>, seen[i] ?? [], 2) }))
+  for (const [i, [, read]] of watches.entries()) {
+    t.same(seen[i]?.[1]?.data, (await read()).data, `watch ${i}: the body after the change`)
+    t.not(seen[i]?.[1]?.etag, seen[i]?.[0]?.etag, `watch ${i}: with a new ETag`)
+  }
+})
+
+t.test('a dropped connection: the client reconnects with Last-Event-ID, yields no body twice and misses no change', async (t) => {
+  const { client, writer, app, lastEventIds } = await serve(t)
+  const controller = new AbortController()
+  t.teardown(() => { controller.abort() })
+  const reconnects: unknown[] = []
+  const updates = client.watchStats(GUILD, { signal: controller.signal, minRetryMs: 50, onReconnect: (error) => { reconnects.push(error) } })
+  const seen: Array<LiveUpdate<unknown>> = []
+  await take(updates, seen, 1)
+
+  const next = take(updates, seen, 2)
+  app.server.closeAllConnections() // the connection drops under the client
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await writer.awardXp({ guildId: GUILD, userId: '52', xp: 3000 })
+  await next
+  t.ok(reconnects.length >= 1, 'the client saw the drop and reconnected')
+  t.equal(lastEventIds[0], null, 'the first request holds no body')
+  t.equal(lastEventIds.at(-1), seen[0]?.etag, 'the reconnection sent the last ETag as Last-Event-ID')
+  t.same(seen[1]?.data, (await client.stats(GUILD)).data, 'the change made while reconnecting is the next update')
+  t.not(seen[1]?.etag, seen[0]?.etag, 'the body held before the drop was not yielded again')
+})
+
+t.test('an AbortSignal ends the loop without an error', async (t) => {
+  const { client } = await serve(t)
+  const controller = new AbortController()
+  const seen: unknown[] = []
+  for await (const update of client.watchLeaderboard(GUILD, { signal: controller.signal })) {
+    seen.push(update)
+    controller.abort()
+  }
+  t.equal(seen.length, 1, 'one update, then the loop ended')
+})
+
+t.test('an answer a retry cannot change is thrown: a non-member, and a member removed while watched', async (t) => {
+  const { client, writer } = await serve(t)
+  await t.rejects(async () => { for await (const _ of client.watchMember(GUILD, '999')) break }, { name: 'LeaderboardApiError', code: 'member_not_found', statusCode: 404 })
+
+  const updates = client.watchMember(GUILD, '55')
+  await updates.next()
+  await writer.removeMember({ guildId: GUILD, userId: '55' })
+  const error = await updates.next().then(() => null, (err: unknown) => err)
+  t.ok(error instanceof LeaderboardApiError, 'a LeaderboardApiError')
+  t.match(error, { code: 'member_not_found', statusCode: 404 }, 'member_not_found, from the stream\'s error event')
+})
