@@ -2,6 +2,7 @@
 // shutdown on signals (drain, then close; see plugins/lifecycle.ts). Without REDIS_URL it is
 // the newcomer's demo: it runs a local redis-server (data in ./.data), seeds a demo server and
 // prints a key; the port and the key are kept in ./.data/demo.json and reused by the next start.
+// The demo also serves a live leaderboard page at / and runs a simulated bot awarding XP.
 import closeWithGrace from 'close-with-grace'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from './app.js'
@@ -9,6 +10,9 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
 import { prepareDemo } from './demo/prepare-demo.js'
+import { startDemoBot } from './demo/demo-bot.js'
+import demoPagePlugin from './plugins/demo-page.js'
+import { LeaderboardWriter } from './writer/leaderboard-writer.js'
 
 function fail (message: string): never {
   process.stderr.write(`error: ${message}\n`)
@@ -32,6 +36,9 @@ if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
 
 // Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
 const app = buildApp(config)
+// The demo's live leaderboard page at / (and its simulated bot, started below).
+if (localRedis !== undefined) app.register(demoPagePlugin)
+let demoBot: { stop: () => void } | undefined
 
 /**
  * After the drain, how long requests in flight get to finish before the process gives up and
@@ -53,6 +60,7 @@ closeWithGrace({
     await sleep(config.shutdownDrainMs)
     app.log.info('closing: no new connections, finishing requests in flight')
   }
+  demoBot?.stop()
   await app.close()
   await localRedis?.stop()
 })
@@ -79,6 +87,12 @@ if (localRedis !== undefined) {
   const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   const demo = await prepareDemo({ redis: app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
   writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
+  demoBot = startDemoBot({
+    reader: app.leaderboard,
+    writer: new LeaderboardWriter(app.redisClient, app.keys),
+    guildId: demo.guildId,
+    onError: (err) => { app.log.debug({ err }, 'demo bot: award failed') }
+  })
   const stateFile = demoStatePath(DEMO_DIR)
   const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'no longer works (rotated, or made for another Redis)', other_server: 'reads another server' }
   // Plain text for the person at the terminal; the JSON logs never carry a key.
@@ -93,6 +107,9 @@ if (localRedis !== undefined) {
     ...(demo.staleKey === undefined ? [] : [`  (the key kept from last time ${stale[demo.staleKey]}, so a new one was made)`]),
     '',
     `  ${demo.curl}`,
+    '',
+    // The key goes in the fragment, which browsers never send: it stays out of every log.
+    `  Live leaderboard page (a simulated bot awards XP every second): ${baseUrl}/#key=${demo.key}&guild=${demo.guildId}`,
     '',
     ''
   ].join('\n'))
