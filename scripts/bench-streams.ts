@@ -1,0 +1,220 @@
+// `npm run bench` (its live-updates part; alone: `npm run bench:streams`): one instance of the
+// built service holding many open leaderboard streams (default 10,000: one API key per 5 streams,
+// 10 servers), against its own redis-server (AOF on, as deployed).
+//
+//   npm run bench:streams -- [--streams N] [--servers S] [--rounds R]
+//
+// It reports the service's resident memory with every stream open, the time from an award to the
+// event's arrival at each client of the server awarded (p50/p99/max over every client and round:
+// each round awards XP on every server at once), and Redis CPU per change (INFO cpu, main thread,
+// before and after R rounds, over R × S changes) with the same rounds run first with one stream
+// per server and then with all of them: the watcher's Redis work should not grow with streams.
+// The clients are raw node:http requests in this process (one socket each), so the process needs
+// a file-descriptor limit above the stream count (`ulimit -n`).
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { startLocalRedis } from '../src/demo/local-redis.js'
+import { freePort } from '../src/redis/redis-server.js'
+import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { KeyBuilder } from '../src/redis/keys.js'
+import { ApiKeyStore } from '../src/api-keys/api-keys.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { seedGuild } from '../src/seed/seed-guild.js'
+import { type Cleanups, runBenchmark } from './run-benchmark.js'
+
+const { values: args } = parseArgs({
+  options: {
+    streams: { type: 'string', default: '10000' },
+    servers: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '10' }
+  }
+})
+const STREAMS = Number(args.streams)
+const SERVERS = Number(args.servers)
+const ROUNDS = Number(args.rounds)
+const STREAMS_PER_KEY = 5
+const MEMBERS = 200
+const OPEN_CONCURRENCY = 200
+const guildOf = (i: number): string => String(2100000000000000000n + BigInt(i))
+
+const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+async function redisCpuUs (redis: RedisClient): Promise<number> {
+  const info = await redis.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
+  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+function rssMb (pid: number): number {
+  const kb = Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+  return kb / 1024
+}
+
+/** One open stream: counts the `leaderboard` events it receives and when the last came. */
+class Client {
+  readonly guild: number
+  events = 0
+  lastEventAt = 0
+  #tail = ''
+  #response: IncomingMessage | undefined
+
+  constructor (guild: number) {
+    this.guild = guild
+  }
+
+  /** Opens the stream; resolves with the status (200, or the refusal's, to retry). */
+  async open (base: string, path: string, key: string): Promise<number> {
+    return await new Promise((resolve, reject) => {
+      const req = httpRequest(`${base}${path}`, { headers: { 'x-api-key': key, accept: 'text/event-stream' }, agent: false }, (response) => {
+        if (response.statusCode !== 200) {
+          response.resume()
+          resolve(response.statusCode ?? 0)
+          return
+        }
+        this.#response = response
+        response.setEncoding('utf8')
+        response.on('data', (chunk: string) => {
+          const text = this.#tail + chunk
+          const found = text.split('event: leaderboard').length - 1
+          if (found > 0) {
+            this.events += found
+            this.lastEventAt = performance.now()
+          }
+          this.#tail = text.slice(-20)
+        })
+        resolve(200)
+      })
+      req.on('error', reject)
+      req.end()
+    })
+  }
+
+  close (): void {
+    this.#response?.destroy()
+  }
+}
+
+function percentile (sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
+}
+
+async function waitUntil (check: () => boolean, ms: number): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    if (check()) return true
+    await sleep(20)
+  }
+  return check()
+}
+
+async function main (cleanups: Cleanups): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-streams-'))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  const redisServer = await startLocalRedis({ dir })
+  cleanups.push(async () => { await redisServer.stop() })
+  const redis = createRedis({ url: redisServer.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+  cleanups.push(async () => { redis.disconnect() })
+  const keys = new KeyBuilder('bench')
+  const writer = new LeaderboardWriter(redis, keys)
+  const apiKeys = new ApiKeyStore(redis, keys)
+
+  for (let g = 0; g < SERVERS; g++) await seedGuild(writer, { guildId: guildOf(g), members: MEMBERS, seed: `bench-${g}` })
+  const keyCount = Math.ceil(STREAMS / STREAMS_PER_KEY)
+  const streamKeys: string[] = []
+  for (let i = 0; i < keyCount; i++) {
+    streamKeys.push((await apiKeys.create({ guildId: guildOf(i % SERVERS), plan: 'professional', name: `stream-bench-${i}` })).key)
+  }
+
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const service: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
+    env: { ...process.env, REDIS_URL: redisServer.url, REDIS_PREFIX: 'bench', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  cleanups.push(async () => {
+    if (service.exitCode !== null) return
+    const exited = new Promise((resolve) => service.once('exit', resolve))
+    service.kill('SIGTERM')
+    await Promise.race([exited, sleep(15_000)])
+    service.kill('SIGKILL')
+  })
+  let up = false
+  for (let i = 0; i < 300 && !up; i++) {
+    up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false)
+    if (!up) await sleep(100)
+  }
+  if (!up) throw new Error('the service did not start within 30 s')
+  const pid = service.pid ?? 0
+  const idleRss = rssMb(pid)
+
+  const clients: Client[] = []
+  cleanups.push(async () => { for (const c of clients) c.close() })
+  const path = (g: number): string => `/api/v1/servers/${guildOf(g)}/leaderboard/stream?limit=10`
+  let refusals = 0
+  /** Opens stream `i` (key i / 5, server key % servers), retrying a 503 (shed while opening fast). */
+  async function openStream (i: number): Promise<void> {
+    const keyIndex = Math.floor(i / STREAMS_PER_KEY)
+    const client = new Client(keyIndex % SERVERS)
+    for (;;) {
+      const status = await client.open(base, path(client.guild), streamKeys[keyIndex] ?? '')
+      if (status === 200) break
+      refusals++
+      if (status !== 503) throw new Error(`stream ${i}: ${status}`)
+      await sleep(200)
+    }
+    clients.push(client)
+  }
+
+  /** R rounds: XP awarded on every server at once; returns the latency of every client of those servers, and Redis CPU per change. */
+  async function rounds (label: string, open: Client[]): Promise<{ latencies: number[], cpuPerChangeUs: number }> {
+    const latencies: number[] = []
+    await sleep(1500) // past every stream's first event
+    const cpuBefore = await redisCpuUs(redis)
+    for (let r = 0; r < ROUNDS; r++) {
+      const before = open.map((c) => c.events)
+      const awardedAt = performance.now()
+      await Promise.all(Array.from({ length: SERVERS }, async (_, g) => {
+        await writer.awardXp({ guildId: guildOf(g), userId: '1', xp: 10 + r })
+      }))
+      const delivered = await waitUntil(() => open.every((c, i) => c.events > (before[i] ?? 0)), 10_000)
+      if (!delivered) console.error(`${label}, round ${r + 1}: ${open.filter((c, i) => c.events <= (before[i] ?? 0)).length} clients got no event within 10 s`)
+      for (const [i, c] of open.entries()) if (c.events > (before[i] ?? 0)) latencies.push(c.lastEventAt - awardedAt)
+      await sleep(1100) // the next change is a new event, not coalesced into this one
+    }
+    const cpuUs = await redisCpuUs(redis) - cpuBefore
+    return { latencies: latencies.sort((a, b) => a - b), cpuPerChangeUs: cpuUs / (ROUNDS * SERVERS) }
+  }
+
+  // One stream per server first, then the rest.
+  for (let g = 0; g < SERVERS; g++) await openStream(g * STREAMS_PER_KEY)
+  const few = await rounds(`${SERVERS} streams`, [...clients])
+
+  const started = performance.now()
+  const rest = Array.from({ length: STREAMS }, (_, i) => i).filter((i) => i % STREAMS_PER_KEY !== 0 || Math.floor(i / STREAMS_PER_KEY) >= SERVERS)
+  for (let next = 0; next < rest.length; next += OPEN_CONCURRENCY) {
+    await Promise.all(rest.slice(next, next + OPEN_CONCURRENCY).map(openStream))
+  }
+  const openSeconds = (performance.now() - started) / 1000
+  await waitUntil(() => clients.every((c) => c.events >= 1), 30_000)
+  const openRss = rssMb(pid)
+  const many = await rounds(`${clients.length} streams`, clients)
+  const afterRss = rssMb(pid)
+
+  const row = (label: string, r: { latencies: number[], cpuPerChangeUs: number }): string =>
+    `${label.padEnd(16)} ${fmt(percentile(r.latencies, 0.5)).padStart(7)} ms ${fmt(percentile(r.latencies, 0.99)).padStart(7)} ms ${fmt(r.latencies.at(-1) ?? NaN).padStart(7)} ms ` +
+    `${fmt(r.cpuPerChangeUs).padStart(8)} µs   (${fmt(r.latencies.length)} deliveries)`
+  console.log('')
+  console.log(`live updates: ${SERVERS} servers of ${MEMBERS} members, one key per ${STREAMS_PER_KEY} streams, ${ROUNDS} rounds of an award on every server`)
+  console.log(`opened ${fmt(clients.length)} streams in ${fmt(openSeconds, 1)} s (${refusals} refusals retried)`)
+  console.log(`service RSS: ${fmt(idleRss)} MB before any stream, ${fmt(openRss)} MB with every stream open, ${fmt(afterRss)} MB after the rounds`)
+  console.log('streams            award → event at each client       Redis CPU')
+  console.log('                       p50        p99        max      per change')
+  console.log(row(`${SERVERS}`, few))
+  console.log(row(`${clients.length}`, many))
+}
+
+await runBenchmark(main)
