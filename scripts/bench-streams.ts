@@ -6,9 +6,10 @@
 //
 // It reports the service's resident memory with every stream open, the time from an award to the
 // event's arrival at each client of the server awarded (p50/p99/max over every client and round:
-// each round awards XP on every server at once), and Redis CPU per change (INFO cpu, main thread,
-// before and after R rounds, over R × S changes) with the same rounds run first with one stream
-// per server and then with all of them: the watcher's Redis work should not grow with streams.
+// each round of 4 s awards XP on every server at once, at a random point of the watcher's
+// second), and Redis CPU per change (INFO cpu, main thread, before and after R rounds, over R × S
+// changes) with the same rounds run first with one stream per server and then with all of them:
+// the watcher's Redis work should not grow with streams.
 // The clients are raw node:http requests in this process (one socket each), so the process needs
 // a file-descriptor limit above the stream count (`ulimit -n`).
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -40,6 +41,8 @@ const ROUNDS = Number(args.rounds)
 const STREAMS_PER_KEY = 5
 const MEMBERS = 200
 const OPEN_CONCURRENCY = 200
+/** Each round's length: a random wait under a second, the award, its delivery, the rest idle. */
+const ROUND_MS = 4000
 const guildOf = (i: number): string => String(2100000000000000000n + BigInt(i))
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
@@ -175,15 +178,20 @@ async function main (cleanups: Cleanups): Promise<void> {
     await sleep(1500) // past every stream's first event
     const cpuBefore = await redisCpuUs(redis)
     for (let r = 0; r < ROUNDS; r++) {
+      const roundStart = performance.now()
+      // At a random point of the watcher's second, so the latencies sample it evenly.
+      await sleep(Math.random() * 1000)
       const before = open.map((c) => c.events)
       const awardedAt = performance.now()
       await Promise.all(Array.from({ length: SERVERS }, async (_, g) => {
         await writer.awardXp({ guildId: guildOf(g), userId: '1', xp: 10 + r })
       }))
-      const delivered = await waitUntil(() => open.every((c, i) => c.events > (before[i] ?? 0)), 10_000)
-      if (!delivered) console.error(`${label}, round ${r + 1}: ${open.filter((c, i) => c.events <= (before[i] ?? 0)).length} clients got no event within 10 s`)
+      const delivered = await waitUntil(() => open.every((c, i) => c.events > (before[i] ?? 0)), ROUND_MS - 1000)
+      if (!delivered) console.error(`${label}, round ${r + 1}: ${open.filter((c, i) => c.events <= (before[i] ?? 0)).length} clients got no event within ${ROUND_MS - 1000} ms`)
       for (const [i, c] of open.entries()) if (c.events > (before[i] ?? 0)) latencies.push(c.lastEventAt - awardedAt)
-      await sleep(1100) // the next change is a new event, not coalesced into this one
+      // Rounds of a fixed length: both runs span the same number of the watcher's seconds (its
+      // version reads), so what differs in Redis CPU is what the streams cost.
+      await sleep(Math.max(0, roundStart + ROUND_MS - performance.now()))
     }
     const cpuUs = await redisCpuUs(redis) - cpuBefore
     return { latencies: latencies.sort((a, b) => a - b), cpuPerChangeUs: cpuUs / (ROUNDS * SERVERS) }
