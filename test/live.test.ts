@@ -149,6 +149,17 @@ t.test('quota: opening counts one request, and each minute (a sixtieth of the wi
   t.equal(JSON.parse(refused.body).code, 'rate_limited')
 })
 
+t.test('a key revoked while its stream is open: the stream ends within API_KEY_CACHE_TTL_MS and a tick', async (t) => {
+  const f = await serve(t, { apiKeyCacheTtlMs: 1000 })
+  const { id, key } = await f.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const stream = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
+  await stream.event(0)
+  await f.apiKeys.revoke(id)
+  await stream.until(() => stream.ended, 'the stream to end', 5000)
+  const refused = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
+  t.equal(refused.status, 401, 'and the key opens no other')
+})
+
 t.test('at most MAX_STREAMS_PER_KEY open streams per key: past it 429, not counted; a closed one frees its place', async (t) => {
   const f = await serve(t, { maxStreamsPerKey: 2 })
   const a = await f.open(`${STATS}/stream`)
@@ -195,7 +206,22 @@ t.test('streams of one page share one read per change, whatever their number', a
   t.ok(await metric('leaderboard_live_events_total') >= 40, 'metrics: events sent (the first and the change, to each)')
 })
 
-t.test('under load shedding a new stream is refused with 503; open streams are not requests in progress', async (t) => {
+t.test('under load shedding a new stream is refused with 503, like any request', async (t) => {
+  const f = await serve(t)
+  const shedding = await buildTestApp(t, server.url, { redisPrefix: f.config.redisPrefix, maxHeapUsedPercent: 1 }) // always past it
+  const base = await shedding.app.listen({ port: 0, host: '127.0.0.1' })
+  let refused = await SseReader.open(t, base, `${STATS}/stream`, { 'x-api-key': f.key })
+  for (const deadline = Date.now() + 5000; refused.status !== 503 && Date.now() < deadline;) {
+    refused.close()
+    await sleep(100) // the heap is sampled once a second
+    refused = await SseReader.open(t, base, `${STATS}/stream`, { 'x-api-key': f.key })
+  }
+  t.equal(refused.status, 503, 'refused')
+  t.equal(JSON.parse(refused.body).code, 'service_unavailable', "in the contract's shape")
+  t.ok(refused.headers['retry-after'], 'with retry-after')
+})
+
+t.test('open streams are not requests in progress: more than MAX_IN_FLIGHT stay open and shed nothing', async (t) => {
   const f = await serve(t, { maxInFlight: 2, maxStreamsPerKey: 10 })
   const streams = await Promise.all(Array.from({ length: 4 }, async () => await f.open(`${STATS}/stream`)))
   t.same(streams.map((s) => s.status), [200, 200, 200, 200], 'more streams than MAX_IN_FLIGHT stay open')

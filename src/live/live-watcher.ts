@@ -44,10 +44,16 @@ interface Topic {
   reading: Promise<LiveEvent> | undefined
 }
 
-interface Subscription {
-  topic: Topic
+/** What the watcher asks of an open stream's request, each false when the stream must end. */
+export interface StreamChecks {
   /** Counts the stream's next minute against its key; false when the key is past its limit. */
   charge: () => Promise<boolean>
+  /** Whether the key is still valid and still covers the server (a revocation ends the stream). */
+  allowed: () => Promise<boolean>
+}
+
+interface Subscription extends StreamChecks {
+  topic: Topic
 }
 
 export interface LiveWatcherOptions {
@@ -105,16 +111,20 @@ export class LiveWatcher {
         (!spec.perDay || topic.day === utcDay(this.#options.clock.now()))) return event
     try {
       return await this.#read(topic)
-    } finally {
+    } catch (err) {
       this.#dropIfIdle(topic)
+      throw err
+    } finally {
+      // Kept for the stream about to subscribe; dropped by a tick if none does.
+      this.#schedule()
     }
   }
 
   /** Adds an open stream to its topic's fan-out; ends it with stop(). */
-  subscribe (spec: TopicSpec, stream: SseStream, charge: () => Promise<boolean>): void {
+  subscribe (spec: TopicSpec, stream: SseStream, checks: StreamChecks): void {
     const topic = this.#topicOf(spec)
     topic.streams.add(stream)
-    this.#subscriptions.set(stream, { topic, charge })
+    this.#subscriptions.set(stream, { topic, ...checks })
     // A change read between this stream's first event and now reaches it too.
     if (topic.event !== undefined && stream.offer(topic.event, Date.now())) this.#options.onEventsSent?.(1)
     this.#schedule()
@@ -239,11 +249,15 @@ export class LiveWatcher {
     for (const [stream, subscription] of this.#subscriptions) {
       if (stream.ended) { this.unsubscribe(stream); continue }
       if (stream.flush(now)) sent++
-      stream.keepAlive(now, this.#options.keepAliveMs)
+      // Checked once a tick, so a stream is never silent for longer than keepAliveMs.
+      stream.keepAlive(now, Math.max(0, this.#options.keepAliveMs - TICK_MS))
+      const checks = [subscription.allowed()]
       if (now >= stream.nextChargeAt) {
         stream.nextChargeAt += this.#options.chargeEveryMs
-        subscription.charge().then((admitted) => { if (!admitted) this.#close(stream) }, () => {})
+        checks.push(subscription.charge())
       }
+      // A refusal ends the stream; Redis away does not (the checks resolve true or throw then).
+      for (const check of checks) check.then((ok) => { if (!ok) this.#close(stream) }, () => {})
     }
     if (sent > 0) this.#options.onEventsSent?.(sent)
   }

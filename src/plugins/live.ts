@@ -1,6 +1,7 @@
 // Live updates over server-sent events: opening a stream (its first event at once, or none when
 // Last-Event-ID names the current body), the cap of open streams per key on this instance, the
-// quota (one request to open, one more each minute open), the drain, and the metrics. What is
+// quota (one request to open, one more each minute open), a revoked key's streams ending, the
+// drain, and the metrics. What is
 // sent and when is the watcher's (src/live/live-watcher.ts); the routes are
 // src/routes/api/streams.ts. Registered inside the API's scope, after admission, so that the cap
 // is checked after authentication and before the request is counted.
@@ -9,7 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { Counter, Gauge } from 'prom-client'
 import { LiveWatcher, type TopicSpec } from '../live/live-watcher.js'
 import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
-import { RateLimitedError } from '../errors.js'
+import { InvalidApiKeyError, RateLimitedError } from '../errors.js'
+import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
 import { redisUnavailability } from '../redis/errors.js'
 
@@ -107,7 +109,20 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
       stream.end()
       return reply
     }
-    watcher.subscribe(spec, stream, async () => (await fastify.quota(request, true)).admitted)
+    watcher.subscribe(spec, stream, {
+      charge: async () => (await fastify.quota(request, true)).admitted,
+      // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS):
+      // a key revoked, expired or moved off the server loses its streams as its requests would.
+      allowed: async () => {
+        try {
+          await fastify.authenticate(request)
+        } catch (err) {
+          if (err instanceof InvalidApiKeyError) return false
+          throw err // Redis away (a 503): the stream goes on
+        }
+        return request.apiKey !== null && keyCoversServer(request.apiKey, spec.guildId)
+      }
+    })
     response.once('close', () => { watcher.unsubscribe(stream) })
     return reply
   }
