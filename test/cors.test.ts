@@ -43,7 +43,7 @@ t.test('a preflight from an allowed origin is answered with what the API takes',
   t.equal(res.body, '')
   t.equal(res.headers['access-control-allow-origin'], DASHBOARD)
   t.same(list(res.headers['access-control-allow-methods']), ['get'])
-  t.same(list(res.headers['access-control-allow-headers']), ['x-api-key', 'if-none-match', 'x-request-id'])
+  t.same(list(res.headers['access-control-allow-headers']), ['x-api-key', 'if-none-match', 'x-request-id', 'last-event-id'])
   t.equal(res.headers['access-control-max-age'], '3600')
   t.ok(list(res.headers.vary).includes('origin'), 'varies by Origin')
   t.equal(res.headers['access-control-allow-credentials'], undefined, 'no credentials: the key is a header, not a cookie')

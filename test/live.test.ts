@@ -69,6 +69,15 @@ t.test('each stream: headers at once, the first event with the ETag and the exac
   }
 })
 
+t.test('a stream to a page of an allowed origin carries the CORS headers', async (t) => {
+  const origin = 'https://dash.example.com'
+  const f = await serve(t, { corsOrigins: [origin] })
+  const stream = await f.open(`${STATS}/stream`, { origin })
+  t.equal(stream.status, 200)
+  t.equal(stream.headers['access-control-allow-origin'], origin, 'the page may read it')
+  t.match(stream.headers['access-control-expose-headers'], /x-ratelimit-remaining/, 'and its quota headers')
+})
+
 t.test('50 writes in one second give at most 2 events, the last one the final page', async (t) => {
   const f = await serve(t)
   const stream = await f.open(`${BOARD}/stream`)

@@ -7,8 +7,8 @@ import fp from 'fastify-plugin'
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
 
-/** What a page may send: the key, conditional requests, its own request id. */
-export const CORS_ALLOWED_HEADERS = ['x-api-key', 'if-none-match', 'x-request-id']
+/** What a page may send: the key, conditional requests, its own request id, a stream's Last-Event-ID. */
+export const CORS_ALLOWED_HEADERS = ['x-api-key', 'if-none-match', 'x-request-id', 'last-event-id']
 
 /** What a page may read, beside the headers every CORS response exposes (Cache-Control…). */
 export const CORS_EXPOSED_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'etag', 'retry-after', 'x-request-id']
