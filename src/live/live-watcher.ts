@@ -273,12 +273,13 @@ export class LiveWatcher {
    * body, and they end; anything else (Redis down) is tried again next tick.
    */
   #failed (topic: Topic, err: unknown): void {
-    if (!(err instanceof LeaderboardError) || !isErrorCode(err.code)) {
+    const statusCode = err instanceof LeaderboardError && isErrorCode(err.code) ? STATUS_BY_CODE[err.code] : 500
+    if (statusCode >= 500) {
       this.#options.onError?.(err, topic.spec)
       return
     }
-    const statusCode = STATUS_BY_CODE[err.code]
-    const body = JSON.stringify({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code: err.code, message: err.message })
+    const { code, message } = err as LeaderboardError
+    const body = JSON.stringify({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message })
     const bytes = Buffer.from(`event: error\ndata: ${body}\n\n`)
     const now = Date.now()
     for (const stream of [...topic.streams]) {
