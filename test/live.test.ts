@@ -169,6 +169,27 @@ t.test('a key revoked while its stream is open: the stream ends within API_KEY_C
   t.equal(refused.status, 401, 'and the key opens no other')
 })
 
+t.test('a key that expires while its stream is open: the stream ends', async (t) => {
+  const f = await serve(t)
+  const { key } = await f.apiKeys.create({ guildId: GUILD, plan: 'professional', expiresInSeconds: 2 })
+  const stream = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
+  await stream.event(0)
+  await stream.until(() => stream.ended, 'the stream to end', 6000)
+  t.pass('ended once the key expired')
+})
+
+t.test('keys are looked up again only after one changed: streams of unchanged keys cost Redis no key lookups', async (t) => {
+  const f = await serve(t, { apiKeyCacheTtlMs: 1000, maxStreamsPerKey: 10 })
+  const admin = new Redis(server.url)
+  t.teardown(() => { admin.disconnect() })
+  const streams = await Promise.all(Array.from({ length: 5 }, async () => await f.open(`${STATS}/stream`)))
+  await Promise.all(streams.map(async (s) => await s.event(0)))
+  await sleep(2500) // past the first tick's check
+  const before = await commandCalls(admin, 'evalsha')
+  await sleep(3000) // three ticks, three key-cache lifetimes
+  t.equal(await commandCalls(admin, 'evalsha') - before, 0, 'no script (key lookup or read) while nothing changed')
+})
+
 t.test('at most MAX_STREAMS_PER_KEY open streams per key: past it 429, not counted; a closed one frees its place', async (t) => {
   const f = await serve(t, { maxStreamsPerKey: 2 })
   const a = await f.open(`${STATS}/stream`)

@@ -122,6 +122,7 @@ export class ApiKeyStore {
     if (info.revokedAt !== null) return info
     const now = await redisNow(this.redis)
     await this.redis.hset(this.keys.apiKey(id), 'revoked_at', String(now))
+    await this.#changed()
     return { ...info, revokedAt: new Date(now) }
   }
 
@@ -137,6 +138,7 @@ export class ApiKeyStore {
     const now = await redisNow(this.redis)
     // One HSET: a revocation racing it still wins (revoked_at is left alone).
     await this.redis.hset(this.keys.apiKey(id), { hash: hashApiKey(key), rotated_at: String(now) })
+    await this.#changed()
     return { ...info, key, rotatedAt: new Date(now) }
   }
 
@@ -145,7 +147,16 @@ export class ApiKeyStore {
     if (!isPlan(plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
     const info = await this.#live(id, 'change the plan of')
     await this.redis.hset(this.keys.apiKey(id), 'plan', plan)
+    await this.#changed()
     return { ...info, plan }
+  }
+
+  /**
+   * Tells open live-update streams that a key was revoked, rotated or changed plan: every change
+   * of that kind calls it after its write (streams check their keys again, see keys.apiKeyChanges).
+   */
+  async #changed (): Promise<void> {
+    await this.redis.incr(this.keys.apiKeyChanges())
   }
 
   /** Checks a presented key (and stamps its last use when valid), by Redis's clock. */

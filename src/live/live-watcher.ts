@@ -50,6 +50,8 @@ export interface StreamChecks {
   charge: () => Promise<boolean>
   /** Whether the key is still valid and still covers the server (a revocation ends the stream). */
   allowed: () => Promise<boolean>
+  /** When the key expires (local clock), or null: checked each tick, with no Redis call. */
+  expiresAt: number | null
 }
 
 interface Subscription extends StreamChecks {
@@ -59,6 +61,10 @@ interface Subscription extends StreamChecks {
 export interface LiveWatcherOptions {
   /** The server's current data version (batched per event-loop turn). */
   versionOf: (guildId: string) => Promise<string>
+  /** The API keys' change counter (keys.apiKeyChanges), read with the versions. */
+  keyChanges: () => Promise<string | null>
+  /** After the counter moves, how long every stream's key is checked at each tick (the key cache's life and a tick). */
+  keyRecheckMs: number
   clock: RedisClock
   /** A read or a version batch not answered this long after it was sent fails (and is tried again next tick). */
   commandTimeoutMs: number
@@ -82,6 +88,10 @@ export class LiveWatcher {
   readonly #subscriptions = new Map<SseStream, Subscription>()
   #timer: NodeJS.Timeout | undefined
   #stopped = false
+  /** The key-change counter last read (undefined before the first read). */
+  #keyChanges: string | null | undefined
+  /** Until when every stream's key is checked at each tick, after a key change. */
+  #recheckUntil = 0
 
   constructor (options: LiveWatcherOptions) {
     this.#options = options
@@ -226,8 +236,14 @@ export class LiveWatcher {
     this.#tendStreams(started)
     const guilds = [...this.#byGuild.keys()]
     // Loaded in one turn, so sent as one batch.
+    const keyChanges = withDeadline(this.#options.keyChanges(), this.#options.commandTimeoutMs)
     const versions = await Promise.allSettled(guilds.map(async (id) =>
       await withDeadline(this.#options.versionOf(id), this.#options.commandTimeoutMs)))
+    await keyChanges.then((changes) => {
+      // (The first read too: a key may have changed between a stream's opening and it.)
+      if (changes !== this.#keyChanges) this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
+      this.#keyChanges = changes
+    }, () => {}) // Redis away: read again next tick
     const today = utcDay(this.#options.clock.now())
     const reads: Array<Promise<unknown>> = []
     guilds.forEach((guildId, i) => {
@@ -243,18 +259,26 @@ export class LiveWatcher {
     await Promise.all(reads)
   }
 
-  /** Held events, keep-alive comments and each stream's minute of quota. */
+  /**
+   * Held events, keep-alive comments, each stream's minute of quota, and its key: its expiry each
+   * tick (locally), and a full check (authentication again) at each minute and at every tick for
+   * a while after any key changed, so Redis is asked about keys only then, not per stream.
+   */
   #tendStreams (now: number): void {
     let sent = 0
+    const recheck = now < this.#recheckUntil
     for (const [stream, subscription] of this.#subscriptions) {
       if (stream.ended) { this.unsubscribe(stream); continue }
       if (stream.flush(now)) sent++
       // Checked once a tick, so a stream is never silent for longer than keepAliveMs.
       stream.keepAlive(now, Math.max(0, this.#options.keepAliveMs - TICK_MS))
-      const checks = [subscription.allowed()]
+      if (subscription.expiresAt !== null && now >= subscription.expiresAt) { this.#close(stream); continue }
+      const checks: Array<Promise<boolean>> = []
+      if (recheck) checks.push(subscription.allowed())
       if (now >= stream.nextChargeAt) {
         stream.nextChargeAt += this.#options.chargeEveryMs
         checks.push(subscription.charge())
+        if (!recheck) checks.push(subscription.allowed())
       }
       // A refusal ends the stream; Redis away does not (the checks resolve true or throw then).
       for (const check of checks) check.then((ok) => { if (!ok) this.#close(stream) }, () => {})

@@ -21,6 +21,8 @@ export interface AuthenticatedKey {
   id: string
   guildId: string
   plan: Plan
+  /** When the key expires, by the local clock (from Redis's); null for never. */
+  expiresAtLocal?: number | null
 }
 
 type CachedCheck =
@@ -108,6 +110,6 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
     if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) {
       return await refuse(clientAddress(request), new InvalidApiKeyError())
     }
-    request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan }
+    request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan, expiresAtLocal: check.expiresAtLocal }
   })
 }, { name: 'auth', dependencies: ['config', 'redis', 'api-keys', 'sliding-window'] })

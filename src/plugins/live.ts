@@ -1,14 +1,14 @@
 // Live updates over server-sent events: opening a stream (its first event at once, or none when
 // Last-Event-ID names the current body), the cap of open streams per key on this instance, the
-// quota (one request to open, one more each minute open), a revoked key's streams ending, the
-// drain, and the metrics. What is
+// quota (one request to open, one more each minute open), a revoked or expired key's streams
+// ending, the drain, and the metrics. What is
 // sent and when is the watcher's (src/live/live-watcher.ts); the routes are
 // src/routes/api/streams.ts. Registered inside the API's scope, after admission, so that the cap
 // is checked after authentication and before the request is counted.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
-import { LiveWatcher, type TopicSpec } from '../live/live-watcher.js'
+import { LiveWatcher, TICK_MS, type TopicSpec } from '../live/live-watcher.js'
 import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
 import { InvalidApiKeyError, RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
@@ -46,6 +46,8 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     : new Counter({ name: 'leaderboard_live_events_total', help: 'Events written to live-update streams (one per stream shown a change)', registers: [fastify.metricsRegistry] })
   const watcher = new LiveWatcher({
     versionOf: async (guildId) => await leaderboard.version(guildId),
+    keyChanges: async () => await fastify.redisClient.get(fastify.keys.apiKeyChanges()),
+    keyRecheckMs: config.apiKeyCacheTtlMs + TICK_MS,
     clock: redisClock,
     commandTimeoutMs: config.redisCommandTimeoutMs,
     keepAliveMs: config.streamKeepAliveMs,
@@ -111,8 +113,9 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     }
     watcher.subscribe(spec, stream, {
       charge: async () => (await fastify.quota(request, true)).admitted,
-      // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS):
-      // a key revoked, expired or moved off the server loses its streams as its requests would.
+      // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
+      // after a key changed: a key revoked, rotated or moved off the server loses its streams.
+      expiresAt: request.apiKey?.expiresAtLocal ?? null,
       allowed: async () => {
         try {
           await fastify.authenticate(request)

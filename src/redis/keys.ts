@@ -97,6 +97,15 @@ export class KeyBuilder {
     return `${this.prefix}:{${guildId}}:ops:${bucket}`
   }
 
+  /**
+   * STRING: a counter every change that can refuse a key or change its plan moves (revoke,
+   * rotate, setPlan): an instance with open streams reads it each second and checks its streams'
+   * keys again only when it moved (src/live/live-watcher.ts).
+   */
+  apiKeyChanges (): string {
+    return `${this.prefix}:api-key-changes`
+  }
+
   /** HASH: one API key's record (hash of the key, guild, plan, dates). */
   apiKey (keyId: string): string {
     return `${this.prefix}:{k:${keyId}}:api-key`
