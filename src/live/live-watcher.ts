@@ -236,14 +236,15 @@ export class LiveWatcher {
     this.#tendStreams(started)
     const guilds = [...this.#byGuild.keys()]
     // Loaded in one turn, so sent as one batch.
+    // Settled at once (a rejection left waiting on the versions would be reported as unhandled).
     const keyChanges = withDeadline(this.#options.keyChanges(), this.#options.commandTimeoutMs)
+      .then((value) => ({ value }), () => undefined) // Redis away: read again next tick
     const versions = await Promise.allSettled(guilds.map(async (id) =>
       await withDeadline(this.#options.versionOf(id), this.#options.commandTimeoutMs)))
-    await keyChanges.then((changes) => {
-      // (The first read too: a key may have changed between a stream's opening and it.)
-      if (changes !== this.#keyChanges) this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
-      this.#keyChanges = changes
-    }, () => {}) // Redis away: read again next tick
+    const changes = await keyChanges
+    // (The first read too: a key may have changed between a stream's opening and it.)
+    if (changes !== undefined && changes.value !== this.#keyChanges) this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
+    if (changes !== undefined) this.#keyChanges = changes.value
     const today = utcDay(this.#options.clock.now())
     const reads: Array<Promise<unknown>> = []
     guilds.forEach((guildId, i) => {
