@@ -2,6 +2,9 @@
 // back with each complete event. The client package has no dependencies, so it is here rather
 // than a library; the tests read the service's streams with eventsource-parser, independently.
 
+const LF = 10
+const CR = 13
+
 export interface SseEvent {
   /** The `event:` field; `message` when none was sent. */
   event: string
@@ -18,6 +21,7 @@ export class SseParser {
   #data: string[] = []
   #id: string | undefined
   #first = true
+  #afterCr = false
 
   constructor (onEvent: (event: SseEvent) => void, onComment?: () => void) {
     this.#onEvent = onEvent
@@ -30,15 +34,21 @@ export class SseParser {
       this.#first = false
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1) // a byte order mark
     }
-    this.#buffer += text
-    // Lines end with \r\n, \n or \r; a \r last in the buffer may be half of a \r\n, so it waits.
-    for (;;) {
-      const match = /\r\n|\n|\r(?!$)/.exec(this.#buffer)
-      if (match === null) return
-      const line = this.#buffer.slice(0, match.index)
-      this.#buffer = this.#buffer.slice(match.index + match[0].length)
-      this.#line(line)
+    // Lines end with \r\n, \n or \r: a \r ends its line at once, and a \n right after it is skipped.
+    let start = 0
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (this.#afterCr) {
+        this.#afterCr = false
+        if (c === LF) { start = i + 1; continue }
+      }
+      if (c !== LF && c !== CR) continue
+      this.#line(this.#buffer + text.slice(start, i))
+      this.#buffer = ''
+      start = i + 1
+      this.#afterCr = c === CR
     }
+    this.#buffer += text.slice(start)
   }
 
   #line (line: string): void {

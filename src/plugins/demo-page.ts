@@ -1,8 +1,8 @@
 // Demo mode's live leaderboard page at `/` (src/demo/live-page.html: one static file, no build
-// step), with what it imports: the typed client as compiled beside this file (dist/client) and
-// eventsource-parser, which the page maps by an import map. Registered by server.ts only when it
-// runs the demo (no REDIS_URL). The page's own Content-Security-Policy allows its inline import
-// map, script and style by their hashes, and connections to this origin only.
+// step), with what it imports: the typed client as compiled beside this file (dist/client, which
+// has no dependencies). Registered by server.ts only when it runs the demo (no REDIS_URL). The
+// page's own Content-Security-Policy allows its inline script and style by their hashes, and
+// connections to this origin only.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
@@ -34,16 +34,13 @@ export default fp(async function demoPagePlugin (fastify: FastifyInstance) {
   const html = readFileSync(`${here}/../demo/live-page.html`, 'utf8')
   const policy = pagePolicy(html)
   const client = scripts(`${here}/../client`)
-  const parser = scripts(dirname(fileURLToPath(import.meta.resolve('eventsource-parser'))))
 
   fastify.get('/', { schema: { hide: true } }, async (_request, reply) =>
     await reply.header('content-security-policy', policy).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html))
 
-  for (const [prefix, files] of [['/demo/client', client], ['/demo/vendor/eventsource-parser', parser]] as const) {
-    fastify.get(`${prefix}/:file`, { schema: { hide: true } }, async (request, reply) => {
-      const body = files.get((request.params as { file: string }).file)
-      if (body === undefined) return await reply.callNotFound()
-      return await reply.header('cache-control', 'no-cache').type(JS).send(body)
-    })
-  }
+  fastify.get('/demo/client/:file', { schema: { hide: true } }, async (request, reply) => {
+    const body = client.get((request.params as { file: string }).file)
+    if (body === undefined) return await reply.callNotFound()
+    return await reply.header('cache-control', 'no-cache').type(JS).send(body)
+  })
 }, { name: 'demo-page' })
