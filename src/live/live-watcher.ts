@@ -105,10 +105,6 @@ export class LiveWatcher {
     return this.#byGuild.size
   }
 
-  get topics (): number {
-    return this.#topics.size
-  }
-
   /**
    * The topic's current event: the one it holds when it was read at `version` (and today, for a
    * body that depends on the day), else a fresh read (shared with any read of the topic under way).

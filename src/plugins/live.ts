@@ -20,7 +20,6 @@ declare module 'fastify' {
     live: {
       /** Answers the request with a stream of `spec`'s events (or throws the endpoint's error). */
       open: (request: FastifyRequest, reply: FastifyReply, spec: TopicSpec) => Promise<FastifyReply>
-      readonly watcher: LiveWatcher
     }
   }
   interface FastifyContextConfig {
@@ -130,7 +129,7 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     return reply
   }
 
-  fastify.decorate('live', { open, watcher })
+  fastify.decorate('live', { open })
 }, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission'] })
 
 /** A Last-Event-ID as an entity tag: as sent (quoted, the `id:` we wrote), or bare. */
