@@ -69,13 +69,13 @@ t.test("Redocly's recommended rules find nothing to report", async (t) => {
 
 t.test('every operation has an id, servers are set, and only the service endpoints need no key', async (t) => {
   const byId = operations(document)
-  t.same([...byId.keys()].sort(), ['getHealth', 'getLeaderboard', 'getLeaderboardAroundMember', 'getMember', 'getMembers', 'getReadiness', 'getStats',
+  t.same([...byId.keys()].sort(), ['getHealth', 'getLeaderboard', 'getLeaderboardAroundMember', 'getMe', 'getMember', 'getMembers', 'getReadiness', 'getStats',
     'streamLeaderboard', 'streamMember', 'streamStats'])
   t.same(document.servers, [{ url: '/', description: 'This instance' }])
   t.same(document.security, [{ apiKey: [] }], 'a key by default')
   t.match(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' })
   for (const id of ['getHealth', 'getReadiness']) t.same(byId.get(id)?.security, [], `${id}: no key`)
-  for (const id of ['getLeaderboard', 'getMember', 'getStats', 'getLeaderboardAroundMember', 'getMembers']) t.equal(byId.get(id)?.security, undefined, `${id}: the default`)
+  for (const id of ['getLeaderboard', 'getMember', 'getStats', 'getLeaderboardAroundMember', 'getMembers', 'getMe']) t.equal(byId.get(id)?.security, undefined, `${id}: the default`)
   t.equal(document.info.license?.name, 'MIT')
 })
 

@@ -10,6 +10,7 @@ import type { KeyBuilder } from '../redis/keys.js'
 import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
 import { isPlan, type Plan, PLANS } from './plans.js'
+import { ALL_SERVERS, assertServerScope, decodeServerScope, encodeServerScope, type ServerScope } from './server-scope.js'
 
 export const API_KEY_PREFIX = 'lbk_'
 const KEY_PATTERN = /^lbk_([0-9a-f]{16})_[A-Za-z0-9_-]{32}$/
@@ -18,7 +19,10 @@ const MAX_EXPIRY_SECONDS = 10 * 366 * 24 * 3600
 
 export interface ApiKeyInfo {
   id: string
-  guildId: string
+  /** The key's one server, or null for a key of several servers or of every server. */
+  guildId: string | null
+  /** The servers the key reads: a list (one server for most keys), or '*' for every server. */
+  servers: ServerScope
   plan: Plan
   name: string | null
   createdAt: Date
@@ -35,7 +39,7 @@ export interface CreatedApiKey extends ApiKeyInfo {
 }
 
 export type KeyCheck =
-  | { status: 'ok', id: string, guildId: string, plan: Plan, expiresAt: number | null, redisNow: number }
+  | { status: 'ok', id: string, guildId: string | null, servers: ServerScope, plan: Plan, expiresAt: number | null, redisNow: number }
   | { status: 'unknown' | 'revoked' | 'expired', redisNow: number | null }
 
 /** A fresh key for record `id`: 192 random bits of secret. */
@@ -52,6 +56,39 @@ export function apiKeyId (key: string): string | null {
   return KEY_PATTERN.exec(key)?.[1] ?? null
 }
 
+export interface NewApiKey {
+  /** The key's one server; or give `servers`. */
+  guildId?: string
+  /** A list of up to 1,000 servers, or '*' for every server. */
+  servers?: ServerScope
+  plan: Plan | string
+  name?: string
+  expiresInSeconds?: number
+  expiresAt?: Date
+}
+
+export interface ApiKeyChange {
+  plan?: Plan | string
+  /** A new label; null removes it. */
+  name?: string | null
+  /** A new expiry; null: never expires. */
+  expiresAt?: Date | null
+}
+
+function checkName (value: string): string {
+  const name = value.trim()
+  if (name.length === 0 || name.length > 100) throw new InvalidParameterError('name must be 1 to 100 characters')
+  return name
+}
+
+function checkExpiry (value: unknown, now: number): number {
+  const ms = value instanceof Date ? value.getTime() : NaN
+  if (!Number.isSafeInteger(ms) || ms <= now || ms > now + MAX_EXPIRY_SECONDS * 1000) {
+    throw new InvalidParameterError('expires_at must be a date in the future, within 10 years')
+  }
+  return ms
+}
+
 export class ApiKeyStore {
   readonly redis: RedisClient
   readonly keys: KeyBuilder
@@ -62,13 +99,11 @@ export class ApiKeyStore {
     defineCommands(redis)
   }
 
-  async create (input: { guildId: string, plan: Plan | string, name?: string, expiresInSeconds?: number }): Promise<CreatedApiKey> {
-    const guildId = assertSnowflake('guild_id', input.guildId)
+  async create (input: NewApiKey): Promise<CreatedApiKey> {
+    if (input.guildId !== undefined && input.servers !== undefined) throw new InvalidParameterError('give a server or a list of servers, not both')
+    const servers = input.guildId === undefined ? assertServerScope(input.servers) : [assertSnowflake('guild_id', input.guildId)]
     if (!isPlan(input.plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
-    const name = input.name === undefined ? null : input.name.trim()
-    if (name !== null && (name.length === 0 || name.length > 100)) {
-      throw new InvalidParameterError('name must be 1 to 100 characters')
-    }
+    const name = input.name === undefined ? null : checkName(input.name)
     const expiresIn = input.expiresInSeconds === undefined
       ? null
       : assertInteger('expires-in', input.expiresInSeconds, 1, MAX_EXPIRY_SECONDS)
@@ -76,21 +111,25 @@ export class ApiKeyStore {
     const id = randomBytes(8).toString('hex')
     const key = newKey(id)
     const createdAt = await redisNow(this.redis)
-    const expiresAt = expiresIn === null ? null : createdAt + expiresIn * 1000
-    const record: Record<string, string> = {
-      hash: hashApiKey(key), guild_id: guildId, plan: input.plan, created_at: String(createdAt)
-    }
+    const expiresAt = input.expiresAt !== undefined
+      ? checkExpiry(input.expiresAt, createdAt)
+      : expiresIn === null ? null : createdAt + expiresIn * 1000
+    const record: Record<string, string> = { hash: hashApiKey(key), plan: input.plan, created_at: String(createdAt) }
+    // A one-server key keeps the record it always had; a wider one lists its servers.
+    if (servers !== ALL_SERVERS && servers.length === 1) record.guild_id = servers[0] as string
+    else record.servers = encodeServerScope(servers)
     if (name !== null) record.name = name
     if (expiresAt !== null) record.expires_at = String(expiresAt)
 
-    // The record and the server's index live in different slots: write the record first, so
+    // The record and the servers' indexes live in different slots: write the record first, so
     // a key is never listed without one.
     await this.redis.hset(this.keys.apiKey(id), record)
-    await this.redis.sadd(this.keys.guild(guildId).apiKeys, id)
+    await this.#index(id, servers)
     return {
       id,
       key,
-      guildId,
+      guildId: servers !== ALL_SERVERS && servers.length === 1 ? servers[0] as string : null,
+      servers,
       plan: input.plan,
       name,
       createdAt: new Date(createdAt),
@@ -101,11 +140,26 @@ export class ApiKeyStore {
     }
   }
 
-  /** A server's keys, newest first; revoked ones included. Never the key itself. */
+  /** Lists key `id` under each of its servers (or among the keys of every server). */
+  async #index (id: string, servers: ServerScope): Promise<void> {
+    if (servers === ALL_SERVERS) {
+      await this.redis.sadd(this.keys.allServersApiKeys(), id)
+      return
+    }
+    // One command per server: in a cluster, each server's index lives in its own slot.
+    await Promise.all(servers.map(async (guildId) => await this.redis.sadd(this.keys.guild(guildId).apiKeys, id)))
+  }
+
+  /**
+   * The keys that read a server (its own, the lists naming it, those of every server), newest
+   * first; revoked ones included. Never the key itself.
+   */
   async list (guildId: string): Promise<ApiKeyInfo[]> {
     assertSnowflake('guild_id', guildId)
-    const ids = await this.redis.smembers(this.keys.guild(guildId).apiKeys)
-    const records = await Promise.all(ids.map(async (id) => await this.#info(id)))
+    const [own, every] = await Promise.all([
+      this.redis.smembers(this.keys.guild(guildId).apiKeys), this.redis.smembers(this.keys.allServersApiKeys())
+    ])
+    const records = await Promise.all([...new Set([...own, ...every])].map(async (id) => await this.#info(id)))
     return records
       .filter((info): info is ApiKeyInfo => info !== null)
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
@@ -144,11 +198,38 @@ export class ApiKeyStore {
 
   /** Moves a live key to another plan; each instance applies the new limit within the lookup cache's time. */
   async setPlan (id: string, plan: Plan | string): Promise<ApiKeyInfo> {
-    if (!isPlan(plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
-    const info = await this.#live(id, 'change the plan of')
-    await this.redis.hset(this.keys.apiKey(id), 'plan', plan)
+    return await this.update(id, { plan })
+  }
+
+  /**
+   * Changes a live key's plan, name or expiry (each when given); every instance applies the
+   * change within the lookup cache's time. Everything is checked before anything is written.
+   */
+  async update (id: string, change: ApiKeyChange): Promise<ApiKeyInfo> {
+    if (change.plan !== undefined && !isPlan(change.plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
+    const name = change.name === undefined || change.name === null ? change.name : checkName(change.name)
+    const info = await this.#live(id, 'change')
+    const expiresAt = change.expiresAt === undefined || change.expiresAt === null
+      ? change.expiresAt
+      : new Date(checkExpiry(change.expiresAt, await redisNow(this.redis)))
+    const set: Record<string, string> = {}
+    const unset: string[] = []
+    if (change.plan !== undefined) set.plan = change.plan
+    if (name !== undefined) { if (name === null) unset.push('name'); else set.name = name }
+    if (expiresAt !== undefined) { if (expiresAt === null) unset.push('expires_at'); else set.expires_at = String(expiresAt.getTime()) }
+    const record = this.keys.apiKey(id)
+    // One transaction (one slot): a reader sees the whole change or none of it.
+    const tx = this.redis.multi()
+    if (Object.keys(set).length > 0) tx.hset(record, set)
+    if (unset.length > 0) tx.hdel(record, ...unset)
+    await tx.exec()
     await this.#changed()
-    return { ...info, plan }
+    return {
+      ...info,
+      plan: (change.plan as Plan | undefined) ?? info.plan,
+      name: name === undefined ? info.name : name,
+      expiresAt: expiresAt === undefined ? info.expiresAt : expiresAt
+    }
   }
 
   /**
@@ -163,11 +244,14 @@ export class ApiKeyStore {
   async check (key: string): Promise<KeyCheck> {
     const id = apiKeyId(key)
     if (id === null) return { status: 'unknown', redisNow: null }
-    const [status, now, guildId, plan, expiresAt] = await this.redis.apiKeyLookup(this.keys.apiKey(id), hashApiKey(key))
+    const [status, now, guildId, plan, expiresAt, serverList] = await this.redis.apiKeyLookup(this.keys.apiKey(id), hashApiKey(key))
     const redisNow = Number(now)
     if (status !== 'ok') return { status: status as 'unknown' | 'revoked' | 'expired', redisNow }
-    if (!isPlan(plan) || typeof guildId !== 'string') return { status: 'unknown', redisNow }
-    return { status, id, guildId, plan, expiresAt: expiresAt === null ? null : Number(expiresAt), redisNow }
+    const servers = decodeServerScope(guildId, serverList)
+    if (!isPlan(plan) || servers === null) return { status: 'unknown', redisNow }
+    return {
+      status, id, guildId: typeof guildId === 'string' ? guildId : null, servers, plan, expiresAt: expiresAt === null ? null : Number(expiresAt), redisNow
+    }
   }
 
   /** A key that rotate() or setPlan() may change: it exists, is not revoked and has not expired. */
@@ -183,11 +267,13 @@ export class ApiKeyStore {
 
   async #info (id: string): Promise<ApiKeyInfo | null> {
     const r = await this.redis.hgetall(this.keys.apiKey(id))
-    if (r.hash === undefined || r.guild_id === undefined || !isPlan(r.plan)) return null
+    const servers = decodeServerScope(r.guild_id, r.servers)
+    if (r.hash === undefined || servers === null || !isPlan(r.plan)) return null
     const date = (ms: string | undefined): Date | null => ms === undefined ? null : new Date(Number(ms))
     return {
       id,
-      guildId: r.guild_id,
+      guildId: r.guild_id ?? null,
+      servers,
       plan: r.plan,
       name: r.name ?? null,
       createdAt: new Date(Number(r.created_at)),

@@ -3,38 +3,53 @@ import { type Command, Option } from 'commander'
 import { type ApiKeyInfo, ApiKeyStore } from '../api-keys/api-keys.js'
 import { PLANS, type Plan } from '../api-keys/plans.js'
 import { redisNow } from '../redis/client.js'
-import { withRedis } from './connection.js'
+import { ALL_SERVERS, describeScope, type ServerScope } from '../api-keys/server-scope.js'
+import { CliError, withRedis } from './connection.js'
 import { print, printJson, shortDate, table } from './output.js'
 import * as parse from './parsers.js'
 
 type Status = 'active' | 'revoked' | 'expired'
+
+/** The servers named by --guild, --servers or --all-servers (exactly one of them). */
+export function scopeOption (opts: { guild?: string, servers?: string[], allServers?: boolean }, required: boolean): ServerScope | undefined {
+  const given = [opts.guild !== undefined, opts.servers !== undefined, opts.allServers === true].filter(Boolean).length
+  if (given > 1) throw new CliError('give one of --guild, --servers and --all-servers')
+  if (given === 0) {
+    if (required) throw new CliError('give the servers: --guild G, --servers G1,G2,… or --all-servers')
+    return undefined
+  }
+  return opts.allServers === true ? ALL_SERVERS : opts.servers ?? [opts.guild as string]
+}
 
 export function addKeyCommands (program: Command): void {
   const keys = program.command('keys').description("a server's API keys")
 
   keys.command('create')
     .description('create an API key; the key is printed once and only its hash is stored')
-    .addOption(new Option('--guild <id>', 'server the key reads').argParser(parse.guildId).makeOptionMandatory())
+    .addOption(new Option('--guild <id>', 'the one server the key reads').argParser(parse.guildId))
+    .addOption(new Option('--servers <ids>', 'the servers the key reads: comma-separated ids, up to 1,000').argParser(parse.guildIds))
+    .option('--all-servers', 'the key reads every server of this installation')
     .addOption(new Option('--plan <plan>', 'rate-limit plan').choices(PLANS).makeOptionMandatory())
     .addOption(new Option('--expires-in <seconds>', 'expire this many seconds from now (default never)')
       .argParser(parse.integer('expires-in', 1, Number.MAX_SAFE_INTEGER)))
     .option('--name <text>', 'a label to recognise the key by')
     .option('--json', 'print one line of JSON')
-    .action(async (opts: { guild: string, plan: Plan, expiresIn?: number, name?: string, json?: boolean }) => {
+    .action(async (opts: { guild?: string, servers?: string[], allServers?: boolean, plan: Plan, expiresIn?: number, name?: string, json?: boolean }) => {
+      const servers = scopeOption(opts, true)
       await withRedis(async ({ redis, keys }) => {
         const created = await new ApiKeyStore(redis, keys)
-          .create({ guildId: opts.guild, plan: opts.plan, name: opts.name, expiresInSeconds: opts.expiresIn })
+          .create({ servers, plan: opts.plan, name: opts.name, expiresInSeconds: opts.expiresIn })
         if (opts.json === true) {
           printJson({ key: created.key, ...describe(created, 'active') })
           return
         }
-        print(`API key ${created.id} for server ${created.guildId} (plan ${created.plan}, expires ${created.expiresAt?.toISOString() ?? 'never'}):`)
+        print(`API key ${created.id} for ${describeScope(created.servers)} (plan ${created.plan}, expires ${created.expiresAt?.toISOString() ?? 'never'}):`)
         showOnce(created.key)
       })
     })
 
   keys.command('list')
-    .description("list a server's API keys, newest first (never the keys themselves)")
+    .description("list the API keys that read a server (its own, and those of several or every server), newest first (never the keys themselves)")
     .addOption(new Option('--guild <id>', 'server whose keys to list').argParser(parse.guildId).makeOptionMandatory())
     .option('--json', 'print one line of JSON (an array)')
     .action(async (opts: { guild: string, json?: boolean }) => {
@@ -51,9 +66,9 @@ export function addKeyCommands (program: Command): void {
           return
         }
         print(table(
-          ['ID', 'NAME', 'PLAN', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'ROTATED', 'REVOKED'],
+          ['ID', 'NAME', 'SERVERS', 'PLAN', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'ROTATED', 'REVOKED'],
           infos.map((info) => [
-            info.id, info.name ?? '-', info.plan, statusOf(info, now), shortDate(info.createdAt),
+            info.id, info.name ?? '-', serversColumn(info.servers), info.plan, statusOf(info, now), shortDate(info.createdAt),
             shortDate(info.expiresAt), shortDate(info.lastUsedAt), shortDate(info.rotatedAt), shortDate(info.revokedAt)
           ])))
       })
@@ -71,7 +86,7 @@ export function addKeyCommands (program: Command): void {
           printJson({ key: rotated.key, ...describe(rotated, 'active') })
           return
         }
-        print(`API key ${rotated.id} of server ${rotated.guildId} rotated (plan ${rotated.plan}); the old key no longer works. The new key:`)
+        print(`API key ${rotated.id} of ${describeScope(rotated.servers)} rotated (plan ${rotated.plan}); the old key no longer works. The new key:`)
         showOnce(rotated.key)
       })
     })
@@ -91,7 +106,7 @@ export function addKeyCommands (program: Command): void {
           return
         }
         const from = before === null || before.plan === info.plan ? `already on plan ${info.plan}` : `plan ${before.plan} -> ${info.plan}`
-        print(`API key ${id} of server ${info.guildId}: ${from}`)
+        print(`API key ${id} of ${describeScope(info.servers)}: ${from}`)
       })
     })
 
@@ -109,9 +124,9 @@ export function addKeyCommands (program: Command): void {
           return
         }
         if (before?.revokedAt != null) {
-          print(`API key ${id} of server ${info.guildId} was already revoked (${info.revokedAt?.toISOString() ?? ''})`)
+          print(`API key ${id} of ${describeScope(info.servers)} was already revoked (${info.revokedAt?.toISOString() ?? ''})`)
         } else {
-          print(`revoked API key ${id} of server ${info.guildId}`)
+          print(`revoked API key ${id} of ${describeScope(info.servers)}`)
         }
       })
     })
@@ -123,11 +138,18 @@ export function statusOf (info: ApiKeyInfo, now: number): Status {
   return 'active'
 }
 
-function describe (info: ApiKeyInfo, status: Status): Record<string, string | null> {
+/** '*', or the ids, shortened past three. */
+function serversColumn (servers: ServerScope): string {
+  if (servers === ALL_SERVERS) return '*'
+  return servers.length <= 3 ? servers.join(',') : `${servers.slice(0, 3).join(',')},… (${servers.length})`
+}
+
+function describe (info: ApiKeyInfo, status: Status): Record<string, string | readonly string[] | null> {
   const iso = (date: Date | null): string | null => date?.toISOString() ?? null
   return {
     id: info.id,
     guild_id: info.guildId,
+    servers: info.servers,
     plan: info.plan,
     name: info.name,
     status,

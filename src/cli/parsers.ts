@@ -2,6 +2,7 @@
 // with the library's own wording for its rules.
 import { InvalidArgumentError } from 'commander'
 import { LeaderboardError } from '../errors.js'
+import { assertServerScope } from '../api-keys/server-scope.js'
 import { assertInteger, assertSnowflake, assertUsername, parseMultiplier } from '../validation.js'
 
 function asArgumentError<T> (check: () => T): T {
@@ -14,6 +15,9 @@ function asArgumentError<T> (check: () => T): T {
 }
 
 export const guildId = (value: string): string => asArgumentError(() => assertSnowflake('guild_id', value))
+/** A comma-separated list of server ids (up to 1,000). */
+export const guildIds = (value: string): string[] => asArgumentError(() =>
+  assertServerScope(value.split(',').map((id) => id.trim())) as string[])
 export const userId = (value: string): string => asArgumentError(() => assertSnowflake('user_id', value))
 export const username = (value: string): string => asArgumentError(() => assertUsername(value))
 

@@ -5,7 +5,7 @@
 // streams (live-stream.ts). Dependency-free: global fetch only, so it runs on Node 20+ and in
 // browsers alike. Every request goes through #get, every stream through #watch; a new endpoint is
 // one line.
-import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
+import type { AroundPage, GuildStats, KeyInfo, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
 import { LeaderboardApiError, rateLimitOf, retryAfterOf, type RateLimit } from './api-error.js'
 import { type LiveUpdate, watchStream, type WatchOptions } from './live-stream.js'
 
@@ -107,6 +107,11 @@ export class LeaderboardClient {
 
   async stats (guildId: string, options: CallOptions = {}): Promise<ApiResult<GuildStats>> {
     return await this.#get(`servers/${id(guildId)}/stats`, {}, options)
+  }
+
+  /** The key in use: its plan and the servers it reads (a dashboard's list of servers to show). */
+  async me (options: CallOptions = {}): Promise<ApiResult<KeyInfo>> {
+    return await this.#get('me', {}, options)
   }
 
   /**

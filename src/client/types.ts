@@ -135,6 +135,26 @@ export interface GuildStats {
 }
 
 /**
+ * The key used for this request: its plan and the servers it reads
+ */
+export interface KeyInfo {
+  /**
+   * The key's id (the part of the key between `lbk_` and the secret)
+   */
+  key_id: string
+  /**
+   * The label given when the key was made
+   */
+  name: string | null
+  plan: 'free' | 'starter' | 'professional'
+  servers: '*' | [string, ...string[]]
+  /**
+   * ISO 8601 UTC, or null: never
+   */
+  expires_at: string | null
+}
+
+/**
  * Every error, whatever its source
  */
 export interface ErrorBody {

@@ -153,6 +153,7 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
       refuse(reply, key, verdict.limit, verdict.resetMs)
     }
     rateHeaders(reply, verdict)
-    if (!covered) throw new ForbiddenError(guildId ?? '')
+    // A route without a server in its path (/me) reads nothing of any server's.
+    if (!covered && guildId !== undefined) throw new ForbiddenError(guildId)
   })
 }, { name: 'admission', dependencies: ['config', 'redis', 'leaderboard-reader', 'sliding-window', 'auth'] })

@@ -15,11 +15,13 @@ import { type ClientAddress, clientAddress } from '../http/client-address.js'
 import { withDeadline } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
 import type { Plan } from '../api-keys/plans.js'
+import { serverSet, type ServerSet, setCovers } from '../api-keys/server-scope.js'
 import { InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError } from '../errors.js'
 
 export interface AuthenticatedKey {
   id: string
-  guildId: string
+  /** The servers it reads: '*' for every server. */
+  servers: ServerSet
   plan: Plan
   /** When the key expires, by the local clock (from Redis's); null for never. */
   expiresAtLocal?: number | null
@@ -33,6 +35,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook: sets request.apiKey or refuses with 401/429. */
     authenticate: (request: FastifyRequest) => Promise<void>
+    /**
+     * Failed authentication of any kind (an API key, a write-API token): counts it against the
+     * client address's limit and throws `error`, or 429 once the address is over the limit.
+     */
+    refuseAuthentication: (request: FastifyRequest, error: LeaderboardError) => Promise<never>
+    /** The 429 for an address over the failed-authentication limit, or null. */
+    addressRefusal: (request: FastifyRequest) => RateLimitedError | null
   }
   interface FastifyRequest {
     apiKey: AuthenticatedKey | null
@@ -45,7 +54,7 @@ declare module 'fastify' {
  * of the server's data (src/plugins/admission.ts).
  */
 export function keyCoversServer (key: AuthenticatedKey, guildId: string | undefined): guildId is string {
-  return guildId !== undefined && key.guildId === guildId
+  return setCovers(key.servers, guildId)
 }
 
 /** How long a key seen valid is spared its address's lockout, and how many such keys are kept. */
@@ -56,7 +65,7 @@ function toCached (check: KeyCheck): CachedCheck {
   if (check.status !== 'ok') return { valid: false }
   // Expiry is judged by Redis's clock: carry the key's remaining life over to the local one.
   const expiresAtLocal = check.expiresAt === null ? null : Date.now() + (check.expiresAt - check.redisNow)
-  return { valid: true, id: check.id, guildId: check.guildId, plan: check.plan, expiresAtLocal }
+  return { valid: true, id: check.id, servers: serverSet(check.servers), plan: check.plan, expiresAtLocal }
 }
 
 export default fp(async function authPlugin (fastify: FastifyInstance) {
@@ -86,6 +95,8 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
   }
 
   fastify.decorateRequest('apiKey', null)
+  fastify.decorate('refuseAuthentication', async (request: FastifyRequest, error: LeaderboardError) => await refuse(clientAddress(request), error))
+  fastify.decorate('addressRefusal', (request: FastifyRequest) => refusedAddress(clientAddress(request)))
 
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest) {
     const header = request.headers['x-api-key']
@@ -110,6 +121,6 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
     if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) {
       return await refuse(clientAddress(request), new InvalidApiKeyError())
     }
-    request.apiKey = { id: check.id, guildId: check.guildId, plan: check.plan, expiresAtLocal: check.expiresAtLocal }
+    request.apiKey = { id: check.id, servers: check.servers, plan: check.plan, expiresAtLocal: check.expiresAtLocal }
   })
 }, { name: 'auth', dependencies: ['config', 'redis', 'api-keys', 'sliding-window'] })

@@ -50,6 +50,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'leaderboard', description: 'Members ranked by XP' },
         { name: 'members', description: "One member's record" },
         { name: 'stats', description: "A server's aggregates and curve settings" },
+        { name: 'keys', description: 'The API key itself' },
         { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
       ],
       components: {

@@ -111,6 +111,11 @@ export class KeyBuilder {
     return `${this.prefix}:{k:${keyId}}:api-key`
   }
 
+  /** SET: ids of the API keys that read every server (a server's own keys are in its `apiKeys`). */
+  allServersApiKeys (): string {
+    return `${this.prefix}:all-servers:api-keys`
+  }
+
   /** HASH: the sliding-window buckets that rate-limit one API key. */
   keyRateLimit (keyId: string): string {
     return `${this.prefix}:{k:${keyId}}:rate`

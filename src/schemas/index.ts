@@ -6,5 +6,6 @@ import { AroundPage, LeaderboardEntry, LeaderboardPage } from './leaderboard.js'
 import { MemberList, MemberRecord } from './member.js'
 import { GuildStats } from './stats.js'
 import { HealthStatus } from './health.js'
+import { KeyInfo } from './key-info.js'
 
-export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, ApiError, HealthStatus]
+export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, KeyInfo, ApiError, HealthStatus]

@@ -10,6 +10,7 @@ import serverRoutes from './servers.js'
 import memberListRoutes from './member-lists.js'
 import livePlugin from '../../plugins/live.js'
 import streamRoutes from './streams.js'
+import meRoutes from './me.js'
 
 export default async function api (fastify: FastifyInstance) {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -20,4 +21,5 @@ export default async function api (fastify: FastifyInstance) {
   await fastify.register(serverRoutes)
   await fastify.register(memberListRoutes)
   await fastify.register(streamRoutes)
+  await fastify.register(meRoutes)
 }
