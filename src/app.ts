@@ -1,6 +1,6 @@
 // The application as a Fastify plugin, and `buildApp`, the one function that makes an
 // instance of it: the server and the tests both use it, with the config passed in.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -63,6 +63,15 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
 const REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
+  return buildInstance(config, app, options)
+}
+
+/**
+ * A Fastify instance running `plugin` with what every listener of the service shares: logging,
+ * request ids, the limits on headers and bodies, timeouts, and the security headers. The
+ * public API (buildApp) and the write API (src/admin/admin-app.ts) are both made by it.
+ */
+export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     logController: new RequestLogController(),
@@ -89,6 +98,6 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS)
     done()
   })
-  fastify.register(fp(app), { config })
+  fastify.register(fp(plugin), { config })
   return fastify
 }

@@ -6,7 +6,8 @@ import type { ImportProblem } from './transfer/import-problem.js'
 
 /** Codes of the library's refusals that the read API never sends: the CLI and a bot act on them. */
 export const LIBRARY_ERROR_CODES = [
-  'xp_limit', 'already_claimed', 'before_last_claim', 'in_future', 'invalid_import_file', 'import_refused', 'api_key_not_found', 'api_key_inactive'
+  'xp_limit', 'already_claimed', 'before_last_claim', 'in_future', 'invalid_import_file', 'import_refused', 'api_key_not_found', 'api_key_inactive',
+  'token_not_found'
 ] as const
 
 export type LibraryErrorCode = typeof LIBRARY_ERROR_CODES[number]
@@ -42,9 +43,12 @@ export type DailyRefusal = 'already_claimed' | 'before_last_claim' | 'in_future'
 /** A daily claim the rules refuse; nothing was changed. */
 export class DailyClaimRefusedError extends LeaderboardError<DailyRefusal> {
   readonly reason: DailyRefusal
-  constructor (reason: DailyRefusal, message: string) {
+  /** The member's last claim (already_claimed, before_last_claim), or the service's clock (in_future). */
+  readonly at: Date | undefined
+  constructor (reason: DailyRefusal, message: string, at?: Date) {
     super(reason, message)
     this.reason = reason
+    this.at = at
   }
 }
 
@@ -85,6 +89,41 @@ export class InvalidApiKeyError extends LeaderboardError<'invalid_api_key'> {
 
 export class ForbiddenError extends LeaderboardError<'forbidden'> {
   constructor (guildId: string) { super('forbidden', `this API key does not belong to server ${guildId}`) }
+}
+
+export class MissingTokenError extends LeaderboardError<'missing_token'> {
+  constructor () { super('missing_token', 'the Authorization header must be "Bearer <token>"') }
+}
+
+export class InvalidTokenError extends LeaderboardError<'invalid_token'> {
+  constructor () { super('invalid_token', 'the token is unknown or revoked') }
+}
+
+/** A write-API request its token does not allow (a server or a scope it lacks). */
+export class NotPermittedError extends LeaderboardError<'forbidden'> {
+  constructor (message: string) { super('forbidden', message) }
+}
+
+/** A second daily claim on the same UTC day, over HTTP: `nextClaimAt` is the next UTC midnight. */
+export class DailyAlreadyClaimedError extends LeaderboardError<'daily_already_claimed'> {
+  readonly nextClaimAt: Date
+  readonly retryAfterSeconds: number
+  constructor (message: string, nextClaimAt: Date, retryAfterSeconds: number) {
+    super('daily_already_claimed', message)
+    this.nextClaimAt = nextClaimAt
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}
+
+/** An Idempotency-Key used again with another request body. */
+export class IdempotencyKeyReusedError extends LeaderboardError<'idempotency_key_reused'> {
+  constructor () { super('idempotency_key_reused', 'this Idempotency-Key was used with another request within 10 minutes; use a new key for a new request') }
+}
+
+/** An Idempotency-Key whose first request is still running. */
+export class IdempotencyKeyInUseError extends LeaderboardError<'idempotency_key_in_use'> {
+  readonly retryAfterSeconds = 1
+  constructor () { super('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed; retry in 1 s') }
 }
 
 export class RateLimitedError extends LeaderboardError<'rate_limited'> {

@@ -42,9 +42,19 @@ export type KeyCheck =
   | { status: 'ok', id: string, guildId: string | null, servers: ServerScope, plan: Plan, expiresAt: number | null, redisNow: number }
   | { status: 'unknown' | 'revoked' | 'expired', redisNow: number | null }
 
-/** A fresh key for record `id`: 192 random bits of secret. */
+/** A fresh credential `<prefix><id>_<secret>` for record `id`: 192 random bits of secret. */
+export function newCredential (prefix: string, id: string): string {
+  return `${prefix}${id}_${randomBytes(24).toString('base64url')}`
+}
+
+/** A fresh key for record `id`. */
 function newKey (id: string): string {
-  return `${API_KEY_PREFIX}${id}_${randomBytes(24).toString('base64url')}`
+  return newCredential(API_KEY_PREFIX, id)
+}
+
+/** A fresh record id: 16 hex digits. */
+export function newCredentialId (): string {
+  return randomBytes(8).toString('hex')
 }
 
 export function hashApiKey (key: string): string {
@@ -108,7 +118,7 @@ export class ApiKeyStore {
       ? null
       : assertInteger('expires-in', input.expiresInSeconds, 1, MAX_EXPIRY_SECONDS)
 
-    const id = randomBytes(8).toString('hex')
+    const id = newCredentialId()
     const key = newKey(id)
     const createdAt = await redisNow(this.redis)
     const expiresAt = input.expiresAt !== undefined

@@ -49,7 +49,7 @@ export function addKeyCommands (program: Command): void {
     })
 
   keys.command('list')
-    .description("list the API keys that read a server (its own, and those of several or every server), newest first (never the keys themselves)")
+    .description('list the API keys that read a server (its own, and those of several or every server), newest first (never the keys themselves)')
     .addOption(new Option('--guild <id>', 'server whose keys to list').argParser(parse.guildId).makeOptionMandatory())
     .option('--json', 'print one line of JSON (an array)')
     .action(async (opts: { guild: string, json?: boolean }) => {

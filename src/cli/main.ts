@@ -12,6 +12,7 @@ import { addMigrateCommand } from './migrate-command.js'
 import { printError } from './output.js'
 import { addSeedCommands } from './seed-commands.js'
 import { addTopCommand } from './top-command.js'
+import { addTokenCommands } from './token-commands.js'
 import { addTransferCommands } from './transfer-commands.js'
 
 function buildProgram (): Command {
@@ -27,6 +28,7 @@ Environment:
   addMemberCommands(program)
   addTopCommand(program)
   addKeyCommands(program)
+  addTokenCommands(program)
   addSeedCommands(program)
   addTransferCommands(program)
   addMigrateCommand(program)

@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { SECURITY_HEADERS } from './security-headers.js'
-import { type ErrorCode, STATUS_BY_CODE } from './error-codes.js'
+import { type PublicErrorCode as ErrorCode, STATUS_BY_CODE } from './error-codes.js'
 
 interface ClientError extends Error {
   code?: string

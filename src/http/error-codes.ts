@@ -17,10 +17,31 @@ export const STATUS_BY_CODE = {
   service_unavailable: 503
 } as const satisfies Record<string, number>
 
-export type ErrorCode = keyof typeof STATUS_BY_CODE
+/** The codes only the write API (ADMIN_PORT, src/admin/) sends, beside the ones above; its document lists both. */
+export const ADMIN_STATUS_BY_CODE = {
+  missing_token: 401,
+  invalid_token: 401,
+  api_key_not_found: 404,
+  daily_already_claimed: 409,
+  api_key_inactive: 409,
+  idempotency_key_in_use: 409,
+  invalid_import_file: 400,
+  import_refused: 422,
+  idempotency_key_reused: 422
+} as const satisfies Record<string, number>
 
-export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as ErrorCode[]
+/** The read API's codes: its OpenAPI document lists exactly these. */
+export type PublicErrorCode = keyof typeof STATUS_BY_CODE
+export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as PublicErrorCode[]
+
+export type ErrorCode = PublicErrorCode | keyof typeof ADMIN_STATUS_BY_CODE
+const ALL_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = { ...STATUS_BY_CODE, ...ADMIN_STATUS_BY_CODE }
+export const ADMIN_ERROR_CODES = Object.keys(ALL_STATUS_BY_CODE) as ErrorCode[]
+
+export function statusOfCode (code: ErrorCode): number {
+  return ALL_STATUS_BY_CODE[code]
+}
 
 export function isErrorCode (code: string): code is ErrorCode {
-  return Object.hasOwn(STATUS_BY_CODE, code)
+  return Object.hasOwn(ALL_STATUS_BY_CODE, code)
 }

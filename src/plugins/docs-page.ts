@@ -36,11 +36,16 @@ export function uncompressedDocsAssets (route: RouteOptions): void {
   if (route.url.startsWith(`${DOCS_PREFIX}/static/`)) route.compress = false
 }
 
-export default fp(async function docsPagePlugin (fastify: FastifyInstance) {
-  await fastify.register(swaggerUi, {
-    routePrefix: DOCS_PREFIX,
-    staticCSP: DOCS_CSP,
-    uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: false },
-    theme: { title: 'Guild leaderboard API' }
-  })
-}, { name: 'docs-page', dependencies: ['openapi'] })
+/** The docs page at `prefix`, titled `title`, of the document the instance's openapi plugin serves. */
+export function docsPagePluginFor (prefix: string, title: string) {
+  return fp(async function docsPagePlugin (fastify: FastifyInstance) {
+    await fastify.register(swaggerUi, {
+      routePrefix: prefix,
+      staticCSP: DOCS_CSP,
+      uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: false },
+      theme: { title }
+    })
+  }, { name: 'docs-page', dependencies: ['openapi'] })
+}
+
+export default docsPagePluginFor(DOCS_PREFIX, 'Guild leaderboard API')

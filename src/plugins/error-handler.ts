@@ -3,10 +3,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_CODES } from 'node:http'
-import { LeaderboardError, RateLimitedError, ServiceUnavailableError } from '../errors.js'
+import { DailyAlreadyClaimedError, IdempotencyKeyInUseError, LeaderboardError, RateLimitedError, ServiceUnavailableError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { validationMessage } from '../schemas/messages.js'
-import { type ErrorCode, isErrorCode, STATUS_BY_CODE } from '../http/error-codes.js'
+import { type ErrorCode, isErrorCode, statusOfCode } from '../http/error-codes.js'
 
 /** The contract's code for an HTTP-layer status Fastify or Node raised. */
 const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
@@ -28,11 +28,11 @@ declare module 'fastify' {
 }
 
 /** Sends the contract's error body for `code`. */
-export function sendError (reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
-  const statusCode = STATUS_BY_CODE[code]
+export function sendError (reply: FastifyReply, code: ErrorCode, message: string, extra?: Record<string, string>): FastifyReply {
+  const statusCode = statusOfCode(code)
   reply.request.errorCode = code
   return reply.code(statusCode).type('application/json; charset=utf-8').send({
-    statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message
+    statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message, ...extra
   })
 }
 
@@ -42,8 +42,12 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     if (error.validation !== undefined) {
       return sendError(reply, 'invalid_parameter', validationMessage(error, request))
     }
-    if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError) {
+    if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError ||
+        error instanceof DailyAlreadyClaimedError || error instanceof IdempotencyKeyInUseError) {
       reply.header('retry-after', error.retryAfterSeconds)
+    }
+    if (error instanceof DailyAlreadyClaimedError) {
+      return sendError(reply, error.code as ErrorCode, error.message, { next_claim_at: error.nextClaimAt.toISOString() })
     }
     if (error instanceof LeaderboardError && isErrorCode(error.code)) {
       return sendError(reply, error.code, error.message)

@@ -31,39 +31,62 @@ function liftRequiredHeaders<T> (document: T): T {
   return document
 }
 
-export default fp(async function openapiPlugin (fastify: FastifyInstance) {
-  for (const schema of namedSchemas) fastify.addSchema(schema)
-  await fastify.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Guild leaderboard API',
-        version: packageInfo.version,
-        description: packageInfo.description,
-        license: { name: 'MIT', identifier: 'MIT' }
+/** What differs between the documents of the two listeners (the read API and the write API). */
+export interface DocumentSpec {
+  /** Where the document is served. */
+  path: string
+  title: string
+  description: string
+  tags: Array<{ name: string, description: string }>
+  /** The security scheme every operation needs unless it says otherwise. */
+  securityScheme: Record<string, unknown>
+  /** The named schemas, added once so routes refer to them by `$ref`. */
+  schemas: ReadonlyArray<{ $id: string }>
+}
+
+const PUBLIC_DOCUMENT: DocumentSpec = {
+  path: '/api/v1/openapi.json',
+  title: 'Guild leaderboard API',
+  description: packageInfo.description,
+  tags: [
+    { name: 'leaderboard', description: 'Members ranked by XP' },
+    { name: 'members', description: "One member's record" },
+    { name: 'stats', description: "A server's aggregates and curve settings" },
+    { name: 'keys', description: 'The API key itself' },
+    { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
+  ],
+  securityScheme: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key of the server in the path (`lbk_…`)' } },
+  schemas: namedSchemas
+}
+
+/** The plugin serving `spec`'s document, generated from the routes' schemas. */
+export function openapiPluginFor (spec: DocumentSpec) {
+  return fp(async function openapiPlugin (fastify: FastifyInstance) {
+    for (const schema of spec.schemas) fastify.addSchema(schema)
+    await fastify.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: spec.title,
+          version: packageInfo.version,
+          description: spec.description,
+          license: { name: 'MIT', identifier: 'MIT' }
+        },
+        // Relative: the document describes the instance that serves it, wherever it is mounted.
+        servers: [{ url: '/', description: 'This instance' }],
+        // Every operation needs a credential unless it says otherwise (/healthz and /readyz do).
+        security: Object.keys(spec.securityScheme).map((name) => ({ [name]: [] })),
+        tags: spec.tags,
+        components: { securitySchemes: spec.securityScheme as never }
       },
-      // Relative: the document describes the instance that serves it, wherever it is mounted.
-      servers: [{ url: '/', description: 'This instance' }],
-      // Every operation needs a key unless it says otherwise (/healthz and /readyz do).
-      security: [{ apiKey: [] }],
-      tags: [
-        { name: 'leaderboard', description: 'Members ranked by XP' },
-        { name: 'members', description: "One member's record" },
-        { name: 'stats', description: "A server's aggregates and curve settings" },
-        { name: 'keys', description: 'The API key itself' },
-        { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
-      ],
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key of the server in the path (`lbk_…`)' }
-        }
-      }
-    },
-    // Named schemas keep their `$id` as their name (the default would be def-0, def-1…).
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
-    },
-    transformObject: (document) => liftRequiredHeaders((document as { openapiObject: object }).openapiObject)
-  })
-  fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => fastify.swagger())
-}, { name: 'openapi' })
+      // Named schemas keep their `$id` as their name (the default would be def-0, def-1…).
+      refResolver: {
+        buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
+      },
+      transformObject: (document) => liftRequiredHeaders((document as { openapiObject: object }).openapiObject)
+    })
+    fastify.get(spec.path, { schema: { hide: true } }, async () => fastify.swagger())
+  }, { name: 'openapi' })
+}
+
+export default openapiPluginFor(PUBLIC_DOCUMENT)

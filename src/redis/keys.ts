@@ -116,6 +116,24 @@ export class KeyBuilder {
     return `${this.prefix}:all-servers:api-keys`
   }
 
+  /** HASH: one write-API token's record (hash of the token, name, servers, scopes, dates). */
+  token (tokenId: string): string {
+    return `${this.prefix}:{t:${tokenId}}:token`
+  }
+
+  /** SET: ids of every write-API token. */
+  tokens (): string {
+    return `${this.prefix}:tokens`
+  }
+
+  /**
+   * STRING (JSON, with a TTL): what a write request sent with `Idempotency-Key` answered, under
+   * the token that sent it (src/plugins/idempotency.ts). `key` matches [A-Za-z0-9._:-]{1,128}.
+   */
+  idempotency (tokenId: string, key: string): string {
+    return `${this.prefix}:{t:${tokenId}}:idem:${key}`
+  }
+
   /** HASH: the sliding-window buckets that rate-limit one API key. */
   keyRateLimit (keyId: string): string {
     return `${this.prefix}:{k:${keyId}}:rate`

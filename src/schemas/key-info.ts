@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import { named } from './common.js'
 import { PLANS } from '../api-keys/plans.js'
-import { SNOWFLAKE_PATTERN } from '../validation.js'
+import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { errorResponses, response } from './responses.js'
 import { responseHeaders } from './headers.js'
 

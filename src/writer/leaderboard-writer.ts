@@ -9,7 +9,7 @@ import { RedisClock } from '../redis/clock.js'
 import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys } from './operations.js'
-import { type Curve, CURVES, isCurve, MAX_XP } from '../levels/curves.js'
+import { type Curve, CURVES, DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { withDeadline } from '../redis/deadline.js'
@@ -68,6 +68,27 @@ export interface AwardResult {
   gained: number
   xp: number
 }
+
+/** One award of a batch (awardMany). */
+export interface BatchAward {
+  userId: string
+  xp: number
+  username?: string
+  opId?: string
+}
+
+/** What one award of a batch did. */
+export interface BatchAwardResult extends AwardResult {
+  userId: string
+  /** The level after the award, by the server's curve. */
+  level: number
+  leveledUp: boolean
+  /** Set when the award was refused (it would pass the XP limit): nothing of it was applied. */
+  refused?: 'xp_limit'
+}
+
+/** Awards per awardMany call. */
+export const MAX_BATCH_AWARDS = 1000
 
 export interface DailyClaim {
   streak: number
@@ -249,6 +270,50 @@ export class LeaderboardWriter {
     return { gained, xp }
   }
 
+  /**
+   * Several awards to one server, each as awardXp (its multiplier, its operation id, applied once
+   * however often it is sent), with each member's new level. Every award is checked before any is
+   * sent: one bad item (named by its index) and nothing is applied. An award that would pass the
+   * XP limit is refused alone (`refused: 'xp_limit'`); the others are applied.
+   */
+  async awardMany (guildId: string, awards: readonly BatchAward[]): Promise<BatchAwardResult[]> {
+    assertSnowflake('guild_id', guildId)
+    if (!Array.isArray(awards) || awards.length === 0 || awards.length > MAX_BATCH_AWARDS) {
+      throw new InvalidParameterError(`awards must hold 1 to ${MAX_BATCH_AWARDS} items`)
+    }
+    const checked = awards.map((a, i) => {
+      try {
+        if (typeof a !== 'object' || a === null) throw new InvalidParameterError('must be an object')
+        const userId = assertSnowflake('user_id', a.userId)
+        assertInteger('xp', a.xp, 1, MAX_AWARD)
+        if (a.username !== undefined) assertUsername(a.username)
+        // Checked now, so that a bad one refuses the batch before anything is sent.
+        this.#operation(guildId, a.opId)
+        return { ...a, guildId, userId }
+      } catch (err) {
+        if (err instanceof InvalidParameterError) throw new InvalidParameterError(`awards[${i}]: ${err.message}`)
+        throw err
+      }
+    })
+    const curve = this.redis.hget(this.keys.guild(guildId).settings, 'curve')
+    const done = await Promise.all(checked.map(async (award) => {
+      try {
+        return await this.awardXp(award)
+      } catch (err) {
+        if (err instanceof XpLimitError) return null
+        throw err
+      }
+    }))
+    const stored = await curve
+    const levels = isCurve(stored) ? stored : DEFAULT_CURVE
+    return checked.map(({ userId }, i) => {
+      const result = done[i]
+      if (result === null || result === undefined) return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const }
+      const level = levelForXp(levels, result.xp)
+      return { userId, ...result, level, leveledUp: level > levelForXp(levels, result.xp - result.gained) }
+    })
+  }
+
   /** Sets a member's XP outright (not multiplied), creating it if needed. Returns the previous XP. */
   async setXp (ref: MemberRef & { xp: number, username?: string }): Promise<number> {
     const { guildId, userId } = this.#ref(ref)
@@ -316,7 +381,7 @@ export class LeaderboardWriter {
     const when = new Date(value).toISOString()
     switch (status) {
       case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
-      case DailyClaimStatus.alreadyClaimed: throw new DailyClaimRefusedError('already_claimed', `user ${userId} already claimed on that UTC day (last claim ${when})`)
+      case DailyClaimStatus.alreadyClaimed: throw new DailyClaimRefusedError('already_claimed', `user ${userId} already claimed on that UTC day (last claim ${when})`, new Date(value))
       case DailyClaimStatus.beforeLastClaim: throw new DailyClaimRefusedError('before_last_claim', `the claim is dated before user ${userId}'s last claim (${when})`)
       default: // DailyClaimStatus.inFuture
         throw new DailyClaimRefusedError('in_future', `the claim is dated more than 5 minutes after the service's clock (${when})`)

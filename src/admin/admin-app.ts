@@ -1,0 +1,69 @@
+// The write API (/admin/v1) as its own application, on its own listener (ADMIN_PORT, on
+// ADMIN_HOST): the public port never serves a write. Built by the same buildInstance as the
+// read API (src/app.ts), so it shares the error handler, request ids, logging, the limits on
+// headers and bodies, load shedding and the drain on shutdown (server.ts drives both).
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { type AppOptions, buildInstance } from '../app.js'
+import type { Config } from '../config.js'
+import configPlugin from '../plugins/config.js'
+import redisPlugin from '../plugins/redis.js'
+import redisMigrationPlugin from '../plugins/redis-migration.js'
+import leaderboardReaderPlugin from '../plugins/leaderboard-reader.js'
+import apiKeysPlugin from '../plugins/api-keys.js'
+import slidingWindowPlugin from '../plugins/sliding-window.js'
+import errorHandler from '../plugins/error-handler.js'
+import lifecyclePlugin from '../plugins/lifecycle.js'
+import underPressurePlugin from '../plugins/under-pressure.js'
+import authPlugin from '../plugins/auth.js'
+import tokenAuthPlugin from '../plugins/token-auth.js'
+import writerPlugin from '../plugins/writer.js'
+import { openapiPluginFor } from '../plugins/openapi.js'
+import { docsPagePluginFor } from '../plugins/docs-page.js'
+import healthRoutes from '../routes/health.js'
+import adminRoutes from '../routes/admin/index.js'
+import { adminNamedSchemas } from '../schemas/admin.js'
+import { HealthStatus } from '../schemas/health.js'
+import { ApiError } from '../schemas/common.js'
+
+export const ADMIN_PREFIX = '/admin/v1'
+
+const adminDocument = openapiPluginFor({
+  path: `${ADMIN_PREFIX}/openapi.json`,
+  title: 'Guild leaderboard write API',
+  description: 'Record XP, daily claims and settings, manage API keys, import and export: for bots in any language and ' +
+    "for a dashboard's \"API keys\" section. Served on its own port (ADMIN_PORT); send `Authorization: Bearer <token>` " +
+    '(tokens are made with `leaderboard tokens create`). Every write may carry `Idempotency-Key` to make a retry safe.',
+  tags: [
+    { name: 'members', description: 'XP awards, members, daily claims (scope write)' },
+    { name: 'settings', description: "A server's curve and multiplier (scope write)" },
+    { name: 'keys', description: 'API keys of the read API (scope keys)' },
+    { name: 'transfer', description: 'Import and export (scope transfer)' },
+    { name: 'service', description: 'Liveness and readiness; no token' }
+  ],
+  securityScheme: { bearer: { type: 'http', scheme: 'bearer', description: 'A write-API token (`lba_…`)' } },
+  schemas: [...adminNamedSchemas, ApiError, HealthStatus]
+})
+
+export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  await fastify.register(configPlugin, { config: opts.config })
+  await fastify.register(redisPlugin)
+  await fastify.register(redisMigrationPlugin)
+  await fastify.register(leaderboardReaderPlugin)
+  await fastify.register(apiKeysPlugin)
+  await fastify.register(slidingWindowPlugin)
+  await fastify.register(errorHandler)
+  await fastify.register(lifecyclePlugin)
+  await fastify.register(underPressurePlugin)
+  await fastify.register(authPlugin) // the failed-authentication limit, shared with the read API
+  await fastify.register(tokenAuthPlugin)
+  await fastify.register(writerPlugin)
+  await fastify.register(adminDocument)
+  await fastify.register(docsPagePluginFor(`${ADMIN_PREFIX}/docs`, 'Guild leaderboard write API'))
+  await fastify.register(healthRoutes)
+  await fastify.register(adminRoutes, { prefix: ADMIN_PREFIX })
+}
+
+/** An instance of the write API, for server.ts and the tests alike. */
+export function buildAdminApp (config: Config, options: FastifyServerOptions = {}) {
+  return buildInstance(config, adminApp, options)
+}

@@ -1,0 +1,142 @@
+// Members and settings over the write API (scope `write`): each route maps its request to one
+// operation of the writer library (src/writer/), with the library's rules and idempotency, and
+// reads its answer with the reader, as the public routes do.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { GuildParams, MemberParams } from '../../schemas/common.js'
+import { AwardsBody, DailyBody, MemberBody, responses, SettingsBody, WriteRequestHeaders } from '../../schemas/admin.js'
+import { memberFound } from '../../reader/leaderboard-reader.js'
+import { opIdFor } from '../../plugins/idempotency.js'
+import { DailyAlreadyClaimedError, DailyClaimRefusedError, MemberNotFoundError } from '../../errors.js'
+import { redisNow } from '../../redis/client.js'
+
+/** A batch of 1,000 awards is about 100 KB of JSON. */
+const AWARDS_BODY_LIMIT = 1024 * 1024
+const DAY_MS = 24 * 3600 * 1000
+
+const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { writer, leaderboard } = fastify
+  const write = { scope: 'write' as const, idempotent: true }
+
+  fastify.post('/servers/:guild_id/awards', {
+    schema: {
+      operationId: 'awardXp',
+      tags: ['members'],
+      summary: 'Award XP to up to 1,000 members (multiplied by the server\'s multiplier), with each one\'s new level',
+      params: GuildParams,
+      headers: WriteRequestHeaders,
+      body: AwardsBody,
+      response: responses.awards
+    },
+    bodyLimit: AWARDS_BODY_LIMIT,
+    config: write
+  }, async (request) => {
+    const results = await writer.awardMany(request.params.guild_id, request.body.awards.map((a, i) => ({
+      userId: a.user_id, xp: a.xp, username: a.username, opId: opIdFor(request, i, a.op_id)
+    })))
+    return {
+      results: results.map((r) => ({
+        user_id: r.userId, xp: r.xp, gained: r.gained, level: r.level, leveled_up: r.leveledUp, ...(r.refused === undefined ? {} : { refused: r.refused })
+      }))
+    }
+  })
+
+  fastify.put('/servers/:guild_id/members/:user_id', {
+    schema: {
+      operationId: 'setMember',
+      tags: ['members'],
+      summary: "Set a member's XP (outright, not multiplied) and/or username",
+      params: MemberParams,
+      headers: WriteRequestHeaders,
+      body: MemberBody,
+      response: responses.member
+    },
+    config: write
+  }, async (request) => {
+    const { guild_id: guildId, user_id: userId } = request.params
+    const { xp, username } = request.body
+    const opId = opIdFor(request, 0)
+    if (xp !== undefined) {
+      await writer.setXp({ guildId, userId, xp, username, opId })
+    } else if (username !== undefined && !await writer.setUsername({ guildId, userId, username, opId })) {
+      throw new MemberNotFoundError(guildId, userId) // a name alone does not make a member
+    }
+    return memberFound(await leaderboard.readMember(guildId, userId), guildId, userId).value
+  })
+
+  fastify.delete('/servers/:guild_id/members/:user_id', {
+    schema: {
+      operationId: 'removeMember',
+      tags: ['members'],
+      summary: 'Remove a member and all its data',
+      params: MemberParams,
+      headers: WriteRequestHeaders,
+      response: responses.removed
+    },
+    config: write
+  }, async (request, reply) => {
+    const { guild_id: guildId, user_id: userId } = request.params
+    if (!await writer.removeMember({ guildId, userId, opId: opIdFor(request, 0) })) throw new MemberNotFoundError(guildId, userId)
+    return await reply.code(204).send()
+  })
+
+  fastify.post('/servers/:guild_id/members/:user_id/daily', {
+    schema: {
+      operationId: 'claimDaily',
+      tags: ['members'],
+      summary: "Record a member's daily claim (once per UTC day)",
+      params: MemberParams,
+      headers: WriteRequestHeaders,
+      body: DailyBody,
+      response: responses.daily
+    },
+    config: write
+  }, async (request) => {
+    const { guild_id: guildId, user_id: userId } = request.params
+    try {
+      const { streak, claimedAt } = await writer.claimDaily({ guildId, userId, opId: opIdFor(request, 0) })
+      const { username } = request.body ?? {}
+      if (username !== undefined) await writer.setUsername({ guildId, userId, username, opId: opIdFor(request, 1) })
+      const member = memberFound(await leaderboard.readMember(guildId, userId), guildId, userId).value
+      return { daily_streak: streak, last_daily_claim: claimedAt.toISOString(), xp: member.xp, gained: 0 }
+    } catch (err) {
+      if (!(err instanceof DailyClaimRefusedError) || err.reason !== 'already_claimed' || err.at === undefined) throw err
+      const next = (Math.floor(err.at.getTime() / DAY_MS) + 1) * DAY_MS
+      const seconds = Math.max(1, Math.ceil((next - await redisNow(fastify.redisClient)) / 1000))
+      throw new DailyAlreadyClaimedError(`${err.message}; the next claim is accepted from ${new Date(next).toISOString()}`, new Date(next), seconds)
+    }
+  })
+
+  fastify.get('/servers/:guild_id/settings', {
+    schema: {
+      operationId: 'getSettings',
+      tags: ['settings'],
+      summary: "A server's curve and multiplier",
+      params: GuildParams,
+      response: responses.settings
+    },
+    config: { scope: 'write' }
+  }, async (request) => {
+    const { xp_curve: curve, xp_multiplier: multiplier } = (await leaderboard.readStats(request.params.guild_id)).value
+    return { xp_curve: curve, xp_multiplier: multiplier }
+  })
+
+  fastify.put('/servers/:guild_id/settings', {
+    schema: {
+      operationId: 'setSettings',
+      tags: ['settings'],
+      summary: "Set a server's curve and/or multiplier (the next read shows every level under them)",
+      params: GuildParams,
+      headers: WriteRequestHeaders,
+      body: SettingsBody,
+      response: responses.settings
+    },
+    config: write
+  }, async (request) => {
+    const guildId = request.params.guild_id
+    await writer.configureGuild(guildId, { curve: request.body.xp_curve, multiplier: request.body.xp_multiplier })
+    const { xp_curve: curve, xp_multiplier: multiplier } = (await leaderboard.readStats(guildId)).value
+    return { xp_curve: curve, xp_multiplier: multiplier }
+  })
+}
+
+export default memberRoutes

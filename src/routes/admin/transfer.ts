@@ -1,0 +1,76 @@
+// Import and export over the write API (scope `transfer`): the file is the request's body, read
+// as a stream (CSV row by row; MEE6 JSON, which must be parsed whole, held up to the same bound),
+// and the export is the response's body, written as the members are read (src/transfer/).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Readable, Transform } from 'node:stream'
+import { GuildParams } from '../../schemas/common.js'
+import { ExportQuery, ImportQuery, responses } from '../../schemas/admin.js'
+import { openImportStream } from '../../transfer/import-sources.js'
+import { importMembers } from '../../transfer/import-members.js'
+import { exportMembers } from '../../transfer/export-members.js'
+import { LeaderboardError } from '../../errors.js'
+
+/** The largest import body. */
+export const IMPORT_BODY_LIMIT = 256 * 1024 * 1024
+
+class PayloadTooLargeError extends LeaderboardError<'payload_too_large'> {
+  readonly statusCode = 413
+  constructor () { super('payload_too_large', `the file is over ${IMPORT_BODY_LIMIT / 1024 / 1024} MiB`) }
+}
+
+/** The body, failing with 413 past IMPORT_BODY_LIMIT bytes. */
+function bounded (body: Readable): Readable {
+  let seen = 0
+  return body.pipe(new Transform({
+    transform (chunk: Buffer, _encoding, callback) {
+      seen += chunk.length
+      callback(seen > IMPORT_BODY_LIMIT ? new PayloadTooLargeError() : null, chunk)
+    }
+  }))
+}
+
+const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { writer, leaderboard } = fastify
+  // In this scope only: any body reaches the import route as the raw stream.
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+
+  fastify.post('/servers/:guild_id/import', {
+    schema: {
+      operationId: 'importMembers',
+      tags: ['transfer'],
+      summary: "Import a CSV (user_id,username,xp) or MEE6 leaderboard JSON file: each row sets a member's XP and username",
+      params: GuildParams,
+      querystring: ImportQuery,
+      response: responses.imported
+    },
+    config: { scope: 'transfer' }
+  }, async (request) => {
+    const { guild_id: guildId } = request.params
+    const body = bounded(request.body as Readable)
+    const source = await openImportStream(body, request.query.format, 'the body')
+    const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true })
+    return {
+      imported: summary.imported,
+      skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { index: p.index }), reason: p.message }))
+    }
+  })
+
+  fastify.get('/servers/:guild_id/export', {
+    schema: {
+      operationId: 'exportMembers',
+      tags: ['transfer'],
+      summary: 'Every member in rank order, as CSV or JSON lines, streamed',
+      params: GuildParams,
+      querystring: ExportQuery,
+      produces: ['text/csv', 'application/x-ndjson']
+    },
+    config: { scope: 'transfer' }
+  }, async (request, reply) => {
+    const format = request.query.format
+    const stream = Readable.from(exportMembers(leaderboard, request.params.guild_id, { format }))
+    return await reply.type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8').send(stream)
+  })
+}
+
+export default transferRoutes

@@ -1,0 +1,201 @@
+// Request and response schemas of the write API (/admin/v1 on ADMIN_PORT), reused by validation,
+// serialization and its own OpenAPI document (src/admin/admin-app.ts).
+import { Type } from 'typebox'
+import { named, ref } from './common.js'
+import { MemberRecord } from './member.js'
+import { KeyInfo, ServerList } from './key-info.js'
+import { response } from './responses.js'
+import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
+import { ADMIN_ERROR_CODES } from '../http/error-codes.js'
+import { CURVES, MAX_XP } from '../levels/curves.js'
+import { PLANS } from '../api-keys/plans.js'
+import { MAX_AWARD, MAX_USERNAME_LENGTH } from '../validation.js'
+import { SNOWFLAKE_PATTERN } from '../snowflake.js'
+import { MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
+
+export const IDEMPOTENCY_KEY_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
+
+const Snowflake = Type.String({ pattern: SNOWFLAKE_PATTERN, description: '1 to 20 digits, no leading zero' })
+const Username = Type.String({ minLength: 1, maxLength: MAX_USERNAME_LENGTH, description: 'Display name, recorded with the write' })
+const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' })
+
+export const AdminError = named('AdminError', Type.Object({
+  statusCode: Type.Integer({ minimum: 400, maximum: 599 }),
+  error: Type.String({ description: 'HTTP reason phrase' }),
+  code: Type.Enum(ADMIN_ERROR_CODES, { type: 'string', description: 'Machine-readable error code; each has one status' }),
+  message: Type.String({ description: 'What went wrong, for people; never internals' }),
+  next_claim_at: Type.Optional(Type.String({ format: 'date-time', description: '`daily_already_claimed`: when the next claim is accepted' }))
+}, { description: 'Every error of the write API' }))
+
+/** Headers of a write request. */
+export const WriteRequestHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    pattern: IDEMPOTENCY_KEY_PATTERN,
+    description: 'Makes a retry safe: the same key with the same body within 10 minutes returns the first response and applies nothing again; with another body it is 422 idempotency_key_reused'
+  })),
+  'x-request-id': Type.Optional(Type.String({ description: `Your id for this request, echoed back when it matches \`${REQUEST_ID_PATTERN}\`` }))
+})
+
+const headers: ResponseHeaders = {
+  'x-request-id': Type.String({ pattern: REQUEST_ID_PATTERN, required: true, description: "The request's id" })
+}
+const replayHeaders: ResponseHeaders = {
+  ...headers,
+  'idempotent-replayed': Type.Literal('true', { description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key' })
+}
+
+const errorResponse = (description: string) => response(AdminError, description, headers)
+
+/** The errors every write-API route can answer. */
+export const adminErrors = {
+  400: errorResponse('`invalid_parameter`: a path, query or body value out of its bounds (the message names it; for a batch, the index of the bad item)'),
+  401: errorResponse('`missing_token` or `invalid_token` (unknown, rotated or revoked)'),
+  403: errorResponse('`forbidden`: the token lacks the server in the path or the scope of the route'),
+  '4xx': errorResponse('`request_timeout` (408), `payload_too_large` (413), `headers_too_large` (431), `not_found` (404)'),
+  429: errorResponse('`rate_limited`: too many failed authentications from the client\'s address'),
+  500: errorResponse('`internal_error`'),
+  503: errorResponse('`service_unavailable`: Redis cannot serve now (retry with the same Idempotency-Key or op_id), or the instance is overloaded or shutting down')
+}
+
+const idempotencyErrors = {
+  409: errorResponse('`idempotency_key_in_use`: the first request with this Idempotency-Key is still running; retry after retry-after'),
+  422: errorResponse('`idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
+}
+
+export const AwardsBody = Type.Object({
+  awards: Type.Array(Type.Object({
+    user_id: Snowflake,
+    xp: Type.Integer({ minimum: 1, maximum: MAX_AWARD, description: "The award; the server's multiplier applies" }),
+    username: Type.Optional(Username),
+    op_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,64}$', description: 'Names this award so that it is applied once however often it is sent (the Discord message id, say)' }))
+  }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_BATCH_AWARDS })
+}, { additionalProperties: false })
+
+export const AwardResults = named('AwardResults', Type.Object({
+  results: Type.Array(Type.Object({
+    user_id: Type.String(),
+    xp: Type.Integer({ minimum: 0, description: "The member's XP after the award" }),
+    gained: Type.Integer({ minimum: 0, description: 'XP added: floor(award × multiplier)' }),
+    level: Type.Integer({ minimum: 0 }),
+    leveled_up: Type.Boolean({ description: 'The award lifted the member to a higher level' }),
+    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP: it was not applied (xp, gained and level are then 0)` }))
+  }), { description: 'One per award, in order' })
+}, { description: 'What each award of the batch did' }))
+
+export const MemberBody = Type.Object({
+  xp: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_XP, description: 'Set outright (not multiplied)' })),
+  username: Type.Optional(Username)
+}, { additionalProperties: false, minProperties: 1 })
+
+export const DailyBody = Type.Object({ username: Type.Optional(Username) }, { additionalProperties: false })
+
+export const DailyResult = named('DailyResult', Type.Object({
+  daily_streak: Type.Integer({ minimum: 1 }),
+  last_daily_claim: Iso,
+  xp: Type.Integer({ minimum: 0, description: "The member's XP (a claim adds none: award XP for it with /awards)" }),
+  gained: Type.Integer({ minimum: 0 })
+}, { description: 'The claim recorded' }))
+
+export const Settings = named('Settings', Type.Object({
+  xp_curve: Type.Enum([...CURVES], { type: 'string' }),
+  xp_multiplier: Type.Number({ minimum: 0.01, maximum: 100, description: 'At most two decimals' })
+}, { description: "A server's curve and multiplier" }))
+
+export const SettingsBody = Type.Object({
+  xp_curve: Type.Optional(Type.Enum([...CURVES], { type: 'string' })),
+  xp_multiplier: Type.Optional(Type.Number({ minimum: 0.01, maximum: 100 }))
+}, { additionalProperties: false, minProperties: 1 })
+
+export const ApiKeyRecord = named('ApiKeyRecord', Type.Object({
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  plan: Type.Enum([...PLANS], { type: 'string' }),
+  servers: ServerList,
+  created_at: Iso,
+  expires_at: Type.Union([Iso, Type.Null()]),
+  revoked_at: Type.Union([Iso, Type.Null()])
+}, { description: 'An API key, never its secret' }))
+
+export const CreatedApiKey = named('CreatedApiKey', Type.Object({
+  ...ApiKeyRecord.properties,
+  key: Type.String({ description: 'The key (`lbk_…`): shown this once, only its hash is stored' })
+}, { description: 'A new or rotated key, with its plaintext' }))
+
+export const ApiKeyList = named('ApiKeyList', Type.Object({
+  data: Type.Array(ref(ApiKeyRecord), { description: 'Newest first, revoked keys included' })
+}, { description: 'The keys that read a server (its own, and those of several or every server)' }))
+
+export const KeyParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'The key id' }) })
+
+export const NewKeyBody = Type.Object({
+  plan: Type.Enum([...PLANS], { type: 'string' }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  expires_at: Type.Optional(Iso),
+  servers: Type.Optional(ServerList)
+}, { additionalProperties: false })
+
+export const KeyChangeBody = Type.Object({
+  plan: Type.Optional(Type.Enum([...PLANS], { type: 'string' })),
+  name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+  expires_at: Type.Optional(Type.Union([Iso, Type.Null()]))
+}, { additionalProperties: false, minProperties: 1 })
+
+export const ImportQuery = Type.Object({
+  format: Type.Enum(['csv', 'mee6'], { type: 'string' }),
+  strict: Type.Optional(Type.Boolean({ description: 'Refuse the whole file (422 import_refused, nothing written) on any bad row' }))
+})
+
+export const ImportResult = named('ImportResult', Type.Object({
+  imported: Type.Integer({ minimum: 0 }),
+  skipped: Type.Array(Type.Object({
+    line: Type.Optional(Type.Integer({ description: 'CSV: the line of the bad row' })),
+    index: Type.Optional(Type.Integer({ description: 'MEE6 JSON: the index of the bad player' })),
+    reason: Type.String()
+  }))
+}, { description: 'What the import did' }))
+
+export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
+
+export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, KeyInfo, ImportResult, AdminError]
+
+export const responses = {
+  awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
+  member: { 200: response(MemberRecord, "The member's record after the change", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  removed: {
+    204: Type.Unsafe<undefined>({ type: 'null', description: 'Removed', headers: replayHeaders }),
+    404: errorResponse('`member_not_found`'),
+    ...idempotencyErrors,
+    ...adminErrors
+  },
+  daily: {
+    200: response(DailyResult, 'The claim', replayHeaders),
+    409: errorResponse('`daily_already_claimed` (with `next_claim_at` and retry-after), or `idempotency_key_in_use`'),
+    422: idempotencyErrors[422],
+    ...adminErrors
+  },
+  settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
+  keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },
+  keyRotated: {
+    200: response(CreatedApiKey, 'The key with its new secret, shown this once', replayHeaders),
+    404: errorResponse('`api_key_not_found`'),
+    ...idempotencyErrors,
+    ...adminErrors
+  },
+  keyChanged: {
+    200: response(ApiKeyRecord, 'The key after the change', replayHeaders),
+    404: errorResponse('`api_key_not_found`'),
+    ...idempotencyErrors,
+    ...adminErrors
+  },
+  keyRevoked: {
+    204: Type.Unsafe<undefined>({ type: 'null', description: 'Revoked (refused everywhere within 5 s)', headers: replayHeaders }),
+    404: errorResponse('`api_key_not_found`'),
+    ...adminErrors
+  },
+  imported: {
+    200: response(ImportResult, 'Imported; bad rows skipped and listed', headers),
+    422: errorResponse('`import_refused`: with strict=true, the file had bad rows; nothing was written'),
+    ...adminErrors
+  }
+}
