@@ -6,6 +6,7 @@
 import closeWithGrace from 'close-with-grace'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from './app.js'
+import { buildAdminApp } from './admin/admin-app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
@@ -39,6 +40,8 @@ const app = buildApp(config)
 // The demo's live leaderboard page at / (and its simulated bot, started below).
 if (localRedis !== undefined) app.register(demoPagePlugin)
 let demoBot: { stop: () => void } | undefined
+// The write API, on its own listener when ADMIN_PORT is set: the public port never serves a write.
+const admin = config.adminPort === undefined ? undefined : buildAdminApp(config)
 
 /**
  * After the drain, how long requests in flight get to finish before the process gives up and
@@ -56,12 +59,13 @@ closeWithGrace({
   } else {
     // Readiness fails at once; requests are still served, each telling its client to reconnect.
     app.lifecycle.drain()
+    admin?.lifecycle.drain()
     app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, requests still served')
     await sleep(config.shutdownDrainMs)
     app.log.info('closing: no new connections, finishing requests in flight')
   }
   demoBot?.stop()
-  await app.close()
+  await Promise.all([app.close(), admin?.close()])
   await localRedis?.stop()
 })
 
@@ -69,6 +73,7 @@ closeWithGrace({
 // is not reported as the API's port.
 try {
   await app.ready()
+  await admin?.ready()
 } catch (err) {
   await localRedis?.stop()
   fail((err as Error).message)
@@ -78,6 +83,15 @@ try {
 } catch (err) {
   await localRedis?.stop()
   fail(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`)
+}
+if (admin !== undefined) {
+  try {
+    await admin.listen({ port: config.adminPort, host: config.adminHost })
+  } catch (err) {
+    await app.close()
+    await localRedis?.stop()
+    fail(`cannot listen on ${config.adminHost}:${String(config.adminPort)} (ADMIN_PORT): ${(err as Error).message}`)
+  }
 }
 
 if (localRedis !== undefined) {
