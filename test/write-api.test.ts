@@ -190,7 +190,7 @@ t.test('Idempotency-Key: a first request cut off after its body was sent is appl
   })
   t.equal(retry.status, 200)
   t.equal(retry.headers.get('idempotent-replayed'), 'true')
-  t.same((await retry.json()).results, [{ user_id: '11', xp: 70, gained: 70, level: 0, leveled_up: false }])
+  t.same(((await retry.json()) as { results: unknown }).results, [{ user_id: '11', xp: 70, gained: 70, level: 0, leveled_up: false }])
   t.equal(Number(await ctx.redis.zscore(ctx.keys.guild(A).board, '99999999999999999988')), 70, 'applied once')
 })
 

@@ -82,6 +82,7 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     // The write scripts take their arguments from ./write-scripts.ts, which names and orders them.
     awardXp(...args: Str[]): Result<[number, number, number?], Context>
+    awardBatch(...args: Str[]): Result<number[], Context>
     setXp(...args: Str[]): Result<number, Context>
     setUsername(...args: Str[]): Result<number, Context>
     removeMember(...args: Str[]): Result<[number, number?], Context>

@@ -8,7 +8,7 @@ import * as scripts from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
 import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
-import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys } from './operations.js'
+import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
 import { type Curve, CURVES, DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
@@ -89,6 +89,8 @@ export interface BatchAwardResult extends AwardResult {
 
 /** Awards per awardMany call. */
 export const MAX_BATCH_AWARDS = 1000
+/** Awards per script call of awardMany: about a millisecond of Redis's time each. */
+const AWARD_BATCH = 250
 
 export interface DailyClaim {
   streak: number
@@ -271,46 +273,57 @@ export class LeaderboardWriter {
   }
 
   /**
-   * Several awards to one server, each as awardXp (its multiplier, its operation id, applied once
-   * however often it is sent), with each member's new level. Every award is checked before any is
-   * sent: one bad item (named by its index) and nothing is applied. An award that would pass the
-   * XP limit is refused alone (`refused: 'xp_limit'`); the others are applied.
+   * Several awards to one server, each exactly as awardXp applies one (its multiplier, its
+   * operation id: applied once however often it is sent), with each member's new level. Every
+   * award is checked before any is sent: one bad item (named by its index) and nothing is
+   * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
+   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-9.lua),
+   * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[]): Promise<BatchAwardResult[]> {
     assertSnowflake('guild_id', guildId)
     if (!Array.isArray(awards) || awards.length === 0 || awards.length > MAX_BATCH_AWARDS) {
       throw new InvalidParameterError(`awards must hold 1 to ${MAX_BATCH_AWARDS} items`)
     }
-    const checked = awards.map((a, i) => {
+    const op = this.#operation(guildId, undefined)
+    const userIds = new Array<string>(awards.length)
+    const args = new Array<string>(4 * awards.length)
+    awards.forEach((a, i) => {
       try {
         if (typeof a !== 'object' || a === null) throw new InvalidParameterError('must be an object')
-        const userId = assertSnowflake('user_id', a.userId)
-        assertInteger('xp', a.xp, 1, MAX_AWARD)
-        if (a.username !== undefined) assertUsername(a.username)
-        // Checked now, so that a bad one refuses the batch before anything is sent.
-        this.#operation(guildId, a.opId)
-        return { ...a, guildId, userId }
+        userIds[i] = assertSnowflake('user_id', a.userId)
+        args[4 * i] = boardMember(a.userId)
+        args[4 * i + 1] = String(assertInteger('xp', a.xp, 1, MAX_AWARD))
+        args[4 * i + 2] = a.username === undefined ? '' : assertUsername(a.username)
+        args[4 * i + 3] = a.opId === undefined ? randomOperationId() : this.#operation(guildId, a.opId).opId
       } catch (err) {
         if (err instanceof InvalidParameterError) throw new InvalidParameterError(`awards[${i}]: ${err.message}`)
         throw err
       }
     })
-    const curve = this.redis.hget(this.keys.guild(guildId).settings, 'curve')
-    const done = await Promise.all(checked.map(async (award) => {
-      try {
-        return await this.awardXp(award)
-      } catch (err) {
-        if (err instanceof XpLimitError) return null
-        throw err
-      }
-    }))
+    const k = this.keys.guild(guildId)
+    const curve = this.redis.hget(k.settings, 'curve')
+    curve.catch(() => {}) // awaited below, after the awards' own failure if any
+    const chunks: Array<Promise<number[]>> = []
+    for (let from = 0; from < awards.length; from += AWARD_BATCH) {
+      const chunk = args.slice(4 * from, 4 * Math.min(awards.length, from + AWARD_BATCH))
+      // The outcome of a call that stays unknown is a 503: retried with the same operation ids
+      // (the write API's Idempotency-Key names them), it is applied once.
+      chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
+        const reply = await this.redis.awardBatch(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
+          this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label),
+          MAX_XP, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month), ...chunk)
+        return reply[0] === OUTSIDE_PERIOD_WINDOW && reply.length === 2 ? { outsideAt: Number(reply[1]) } : { done: reply }
+      })))
+    }
+    const replies = (await Promise.all(chunks)).flat()
     const stored = await curve
     const levels = isCurve(stored) ? stored : DEFAULT_CURVE
-    return checked.map(({ userId }, i) => {
-      const result = done[i]
-      if (result === null || result === undefined) return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const }
-      const level = levelForXp(levels, result.xp)
-      return { userId, ...result, level, leveledUp: level > levelForXp(levels, result.xp - result.gained) }
+    return userIds.map((userId, i) => {
+      const [status, xp = 0, gained = 0] = [replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]]
+      if (status !== AwardStatus.awarded) return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const }
+      const level = levelForXp(levels, xp)
+      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained) }
     })
   }
 

@@ -19,6 +19,11 @@ export interface OperationKeys {
   ttlMs: number
 }
 
+/** An operation id for a write given none: 96 random bits. */
+export function randomOperationId (): string {
+  return randomBytes(12).toString('base64url')
+}
+
 export function operationKeys (keys: KeyBuilder, guildId: string, windowMs: number, opId?: string): OperationKeys {
   if (opId !== undefined && !OPERATION_ID.test(opId)) {
     throw new InvalidParameterError('opId must be 1 to 64 characters of A-Z a-z 0-9 . _ : -')
@@ -27,7 +32,7 @@ export function operationKeys (keys: KeyBuilder, guildId: string, windowMs: numb
   return {
     current: keys.operations(guildId, bucket),
     previous: keys.operations(guildId, bucket - 1),
-    opId: opId ?? randomBytes(12).toString('base64url'),
+    opId: opId ?? randomOperationId(),
     ttlMs: 2 * windowMs + 60_000
   }
 }

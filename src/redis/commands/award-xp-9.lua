@@ -1,6 +1,7 @@
 --[[
   Adds floor(award * multiplier) XP to a member, creating the member if needed, and counts the
-  gain into the current week's and month's period boards (includes/periods.lua).
+  gain into the current week's and month's period boards (includes/periods.lua). The award
+  itself is includes/award.lua's, which award-batch-9.lua applies to many.
 
   KEYS[1] board     ZSET board member -> xp
   KEYS[2] members   HASH board member -> record (see includes/records.lua)
@@ -27,14 +28,8 @@
                         remembered: the caller retries with the periods of now_ms);
   an operation already applied returns its first reply and changes nothing.
 ]]
---- @include "aggregates"
---- @include "records"
+--- @include "award"
 --- @include "version"
---- @include "operations"
---- @include "periods"
-
--- Statuses, as src/redis/script-status.ts names them.
-local AWARDED, OVER_XP_LIMIT = 1, -1
 
 local done = replay(KEYS[6], KEYS[7], ARGV[5])
 if done then return done end
@@ -42,21 +37,15 @@ if done then return done end
 local now, current = period_clock(ARGV[7], ARGV[8])
 if not current then return { OUTSIDE_PERIOD_WINDOW, now } end
 
-local hundredths = tonumber(redis.call('HGET', KEYS[4], 'multiplier_hundredths') or '100')
-local product = tonumber(ARGV[2]) * hundredths -- exact: both are integers well below 2^53
-local gained = (product - product % 100) / 100
-local old_xp = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0')
-local new_xp = old_xp + gained
-if new_xp > tonumber(ARGV[4]) then
-  return remember(KEYS[6], ARGV[5], ARGV[6], { OVER_XP_LIMIT, old_xp, gained })
+local deltas = new_deltas()
+local reply, changed = award_one(
+  { board = KEYS[1], members = KEYS[2], ops = KEYS[6], ops_prev = KEYS[7], week = KEYS[8], month = KEYS[9] },
+  { member = ARGV[1], award = ARGV[2], username = ARGV[3], op_id = ARGV[5] },
+  { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[4]), ops_ttl_ms = ARGV[6],
+    week_expire_at = ARGV[9], month_expire_at = ARGV[10] },
+  deltas)
+if changed then
+  apply_deltas(KEYS[3], deltas)
+  bump_version(KEYS[5])
 end
-
-redis.call('ZADD', KEYS[1], int(new_xp), ARGV[1])
-if ARGV[3] ~= '' then set_name(KEYS[2], ARGV[1], ARGV[3]) end
-apply_xp_change(KEYS[3], old_xp, new_xp)
-if gained > 0 then
-  count_in_period(KEYS[8], ARGV[1], gained, ARGV[9])
-  count_in_period(KEYS[9], ARGV[1], gained, ARGV[10])
-end
-bump_version(KEYS[5])
-return remember(KEYS[6], ARGV[5], ARGV[6], { AWARDED, new_xp, gained })
+return reply

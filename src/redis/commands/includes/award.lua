@@ -1,0 +1,37 @@
+-- One XP award, shared by award-xp (one award) and award-batch (many), for an operation not
+-- applied before (the caller checks with replay first): the award applied (board, name, period
+-- boards, its reply remembered) with its change to the aggregates added to `deltas`, which the caller
+-- applies (once per call: a batch moves the stats hash with a handful of HINCRBYs, not per award).
+--- @include "aggregates"
+--- @include "records"
+--- @include "operations"
+--- @include "periods"
+
+-- Statuses, as src/redis/script-status.ts names them.
+local AWARDED, OVER_XP_LIMIT = 1, -1
+
+-- k: { board, members, ops, ops_prev, week, month }; a: { member, award, username ('' keeps
+-- it), op_id }; s: { hundredths, max_xp, ops_ttl_ms, week_expire_at, month_expire_at }.
+-- Returns the reply { status, xp, gained } and whether anything changed.
+local function award_one (k, a, s, deltas)
+  local product = tonumber(a.award) * s.hundredths -- exact: both are integers well below 2^53
+  local gained = (product - product % 100) / 100
+  local old_xp = tonumber(redis.call('ZSCORE', k.board, a.member) or '0')
+  local new_xp = old_xp + gained
+  if new_xp > s.max_xp then
+    return remember(k.ops, a.op_id, s.ops_ttl_ms, { OVER_XP_LIMIT, old_xp, gained }), false
+  end
+  redis.call('ZADD', k.board, int(new_xp), a.member)
+  if a.username ~= '' then set_name(k.members, a.member, a.username) end
+  add_xp_change(deltas, old_xp, new_xp)
+  if gained > 0 then
+    count_in_period(k.week, a.member, gained, s.week_expire_at)
+    count_in_period(k.month, a.member, gained, s.month_expire_at)
+  end
+  return remember(k.ops, a.op_id, s.ops_ttl_ms, { AWARDED, new_xp, gained }), true
+end
+
+-- The server's multiplier, in hundredths.
+local function multiplier_hundredths (settings_key)
+  return tonumber(redis.call('HGET', settings_key, 'multiplier_hundredths') or '100')
+end
