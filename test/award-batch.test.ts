@@ -66,3 +66,13 @@ t.test('one bad award refuses the batch, naming its index, before anything is se
   await t.rejects(writer.awardMany(G, []), InvalidParameterError)
   t.equal(await redis.exists(keys.guild(G).board), 0)
 })
+
+t.test('a call sent again with the same opId and awards is applied once and answers its first results', async (t) => {
+  const G = '7100000000000000006'
+  const awards = Array.from({ length: 600 }, (_, i) => ({ userId: String(1 + i % 50), xp: 3 }))
+  const first = await writer.awardMany(G, awards, { opId: 'batch-1' })
+  const again = await writer.awardMany(G, awards, { opId: 'batch-1' })
+  t.same(again, first)
+  t.equal(Math.max(...(await boardOf(redis, keys.guild(G))).values()), 36, 'each member awarded 12 times, not 24')
+  await t.rejects(writer.awardMany(G, awards, { opId: 'x'.repeat(59) }), InvalidParameterError)
+})

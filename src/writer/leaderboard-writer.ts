@@ -273,18 +273,25 @@ export class LeaderboardWriter {
   }
 
   /**
-   * Several awards to one server, each exactly as awardXp applies one (its multiplier, its
-   * operation id: applied once however often it is sent), with each member's new level. Every
+   * Several awards to one server, each exactly as awardXp applies one (its multiplier, and its
+   * own operation id when it has one: applied once however often it is sent), with each
+   * member's new level. The call is an operation too (`opId`, or one made for it): sent again
+   * with the same `opId` and the same awards, it is applied once. Every
    * award is checked before any is sent: one bad item (named by its index) and nothing is
    * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
    * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-9.lua),
    * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
    */
-  async awardMany (guildId: string, awards: readonly BatchAward[]): Promise<BatchAwardResult[]> {
+  async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
     assertSnowflake('guild_id', guildId)
     if (!Array.isArray(awards) || awards.length === 0 || awards.length > MAX_BATCH_AWARDS) {
       throw new InvalidParameterError(`awards must hold 1 to ${MAX_BATCH_AWARDS} items`)
     }
+    // The call's operation id names each script call's (`<id>:<n>`, n from 0): 1 to 58 characters.
+    if (options.opId !== undefined && !/^[A-Za-z0-9._:-]{1,58}$/.test(options.opId)) {
+      throw new InvalidParameterError('opId must be 1 to 58 characters of A-Z a-z 0-9 . _ : -')
+    }
+    const callId = options.opId ?? randomOperationId()
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
     const args = new Array<string>(4 * awards.length)
@@ -295,7 +302,7 @@ export class LeaderboardWriter {
         args[4 * i] = boardMember(a.userId)
         args[4 * i + 1] = String(assertInteger('xp', a.xp, 1, MAX_AWARD))
         args[4 * i + 2] = a.username === undefined ? '' : assertUsername(a.username)
-        args[4 * i + 3] = a.opId === undefined ? randomOperationId() : this.#operation(guildId, a.opId).opId
+        args[4 * i + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
       } catch (err) {
         if (err instanceof InvalidParameterError) throw new InvalidParameterError(`awards[${i}]: ${err.message}`)
         throw err
@@ -312,7 +319,7 @@ export class LeaderboardWriter {
       chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
         const reply = await this.redis.awardBatch(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
           this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label),
-          MAX_XP, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month), ...chunk)
+          MAX_XP, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month), `${callId}:${from / AWARD_BATCH}`, ...chunk)
         return reply[0] === OUTSIDE_PERIOD_WINDOW && reply.length === 2 ? { outsideAt: Number(reply[1]) } : { done: reply }
       })))
     }

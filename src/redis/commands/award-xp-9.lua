@@ -39,13 +39,12 @@ if not current then return { OUTSIDE_PERIOD_WINDOW, now } end
 
 local deltas = new_deltas()
 local reply, changed = award_one(
-  { board = KEYS[1], members = KEYS[2], ops = KEYS[6], ops_prev = KEYS[7], week = KEYS[8], month = KEYS[9] },
-  { member = ARGV[1], award = ARGV[2], username = ARGV[3], op_id = ARGV[5] },
-  { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[4]), ops_ttl_ms = ARGV[6],
-    week_expire_at = ARGV[9], month_expire_at = ARGV[10] },
+  { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9] },
+  { member = ARGV[1], award = ARGV[2], username = ARGV[3] },
+  { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[4]), week_expire_at = ARGV[9], month_expire_at = ARGV[10] },
   deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
   bump_version(KEYS[5])
 end
-return reply
+return remember(KEYS[6], ARGV[5], ARGV[6], reply)

@@ -30,9 +30,9 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     bodyLimit: AWARDS_BODY_LIMIT,
     config: write
   }, async (request) => {
-    const results = await writer.awardMany(request.params.guild_id, request.body.awards.map((a, i) => ({
-      userId: a.user_id, xp: a.xp, username: a.username, opId: opIdFor(request, i, a.op_id)
-    })))
+    const results = await writer.awardMany(request.params.guild_id, request.body.awards.map((a) => ({
+      userId: a.user_id, xp: a.xp, username: a.username, opId: a.op_id
+    })), { opId: opIdFor(request, 0) })
     return {
       results: results.map((r) => ({
         user_id: r.userId, xp: r.xp, gained: r.gained, level: r.level, leveled_up: r.leveledUp, ...(r.refused === undefined ? {} : { refused: r.refused })

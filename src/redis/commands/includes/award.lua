@@ -1,7 +1,8 @@
 -- One XP award, shared by award-xp (one award) and award-batch (many), for an operation not
--- applied before (the caller checks with replay first): the award applied (board, name, period
--- boards, its reply remembered) with its change to the aggregates added to `deltas`, which the caller
--- applies (once per call: a batch moves the stats hash with a handful of HINCRBYs, not per award).
+-- applied before (the caller checks with replay first, and remembers the reply): the award
+-- applied (board, name, period boards) with its change to the aggregates added to `deltas`,
+-- which the caller applies (once per call: a batch moves the stats hash with a handful of
+-- HINCRBYs, not a handful per award).
 --- @include "aggregates"
 --- @include "records"
 --- @include "operations"
@@ -10,8 +11,8 @@
 -- Statuses, as src/redis/script-status.ts names them.
 local AWARDED, OVER_XP_LIMIT = 1, -1
 
--- k: { board, members, ops, ops_prev, week, month }; a: { member, award, username ('' keeps
--- it), op_id }; s: { hundredths, max_xp, ops_ttl_ms, week_expire_at, month_expire_at }.
+-- k: { board, members, week, month }; a: { member, award, username ('' keeps it) };
+-- s: { hundredths, max_xp, week_expire_at, month_expire_at }.
 -- Returns the reply { status, xp, gained } and whether anything changed.
 local function award_one (k, a, s, deltas)
   local product = tonumber(a.award) * s.hundredths -- exact: both are integers well below 2^53
@@ -19,7 +20,7 @@ local function award_one (k, a, s, deltas)
   local old_xp = tonumber(redis.call('ZSCORE', k.board, a.member) or '0')
   local new_xp = old_xp + gained
   if new_xp > s.max_xp then
-    return remember(k.ops, a.op_id, s.ops_ttl_ms, { OVER_XP_LIMIT, old_xp, gained }), false
+    return { OVER_XP_LIMIT, old_xp, gained }, false
   end
   redis.call('ZADD', k.board, int(new_xp), a.member)
   if a.username ~= '' then set_name(k.members, a.member, a.username) end
@@ -28,7 +29,7 @@ local function award_one (k, a, s, deltas)
     count_in_period(k.week, a.member, gained, s.week_expire_at)
     count_in_period(k.month, a.member, gained, s.month_expire_at)
   end
-  return remember(k.ops, a.op_id, s.ops_ttl_ms, { AWARDED, new_xp, gained }), true
+  return { AWARDED, new_xp, gained }, true
 end
 
 -- The server's multiplier, in hundredths.
