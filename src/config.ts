@@ -54,7 +54,8 @@ export const ConfigSchema = Type.Object({
   streamKeepAliveMs: PositiveInteger('STREAM_KEEPALIVE_MS: longest an open stream stays silent before a keep-alive comment', 15_000, 100, 15_000),
   metricsPort: Type.Optional(ZeroOrPositive('METRICS_PORT: serve Prometheus metrics on this port (on HOST); unset: off', undefined, 65535,
     'any free port (the address is logged)')),
-  adminPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'ADMIN_PORT: serve the write API (/admin/v1) on this port (on ADMIN_HOST); unset: off' })),
+  adminPort: Type.Optional(ZeroOrPositive('ADMIN_PORT: serve the write API (/admin/v1) on this port (on ADMIN_HOST); unset: off', undefined, 65535,
+    'any free port (the address is logged)')),
   adminHost: Type.String({ minLength: 1, default: '127.0.0.1', description: 'ADMIN_HOST: address the write API listens on' }),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
     default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'

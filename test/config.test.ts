@@ -136,3 +136,11 @@ t.test('a number setting allows 0 only where 0 means something, and its descript
   t.equal(loadConfig({}).metricsPort, undefined, 'METRICS_PORT stays off unless set')
   t.equal(loadConfig({ METRICS_PORT: '0' }).metricsPort, 0, 'METRICS_PORT=0: any free port')
 })
+
+t.test('ADMIN_PORT: unset is off (no write API); a port turns it on, on ADMIN_HOST (default 127.0.0.1)', async (t) => {
+  t.equal(loadConfig({}).adminPort, undefined)
+  t.equal(loadConfig({}).adminHost, '127.0.0.1')
+  t.match(loadConfig({ ADMIN_PORT: '3001', ADMIN_HOST: '10.0.0.5' }), { adminPort: 3001, adminHost: '10.0.0.5' })
+  t.throws(() => loadConfig({ ADMIN_PORT: '65536' }), /ADMIN_PORT/)
+  t.throws(() => loadConfig({ ADMIN_PORT: 'admin' }), /ADMIN_PORT/)
+})

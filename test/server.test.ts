@@ -12,6 +12,8 @@ import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { built } from './helpers/built.js'
 import { RedisServer } from './helpers/redis-server.js'
+import { TokenStore } from '../src/tokens/token-store.js'
+import { freePort } from '../src/redis/redis-server.js'
 
 const SERVER = built('server.js')
 
@@ -167,4 +169,35 @@ t.test('a port taken for METRICS_PORT stops the start with one line that names M
   const run = startServer(t, tempDir(t), { REDIS_URL: redis.url, METRICS_PORT: String(port), LOG_LEVEL: 'silent' })
   t.equal(await run.exited, 1)
   t.match(run.stderr(), new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port} for metrics \\(METRICS_PORT\\): listen EADDRINUSE[^\\n]*\\n$`))
+})
+
+t.test('with ADMIN_PORT the process serves the write API there (and only there), and both listeners close on SIGTERM', async (t) => {
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.close() })
+  const [port, adminPort] = [await freePort(), await freePort()]
+  const run = startServer(t, tempDir(t), { REDIS_URL: redis.url, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info' })
+  const client = createRedis({ url: redis.url, offlineQueue: true })
+  t.teardown(() => { client.disconnect() })
+  const { token } = await new TokenStore(client, new KeyBuilder()).create({ name: 'server test', scopes: ['write'] })
+  await waitFor(new RegExp(`listening at http://127\\.0\\.0\\.1:${adminPort}`), run.stdout, run.exited)
+  const award = async (at: number) => await fetch(`http://127.0.0.1:${at}/admin/v1/servers/1/awards`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"awards":[{"user_id":"2","xp":5}]}'
+  })
+  t.equal((await award(adminPort)).status, 200)
+  t.equal((await award(port)).status, 404, 'not on the public port')
+  t.notOk(run.stdout().includes(token.slice(4)), 'the token is never logged')
+  run.child.kill('SIGTERM')
+  t.equal(await run.exited, 0)
+})
+
+t.test('a port taken for ADMIN_PORT stops the start with one line that names ADMIN_PORT', async (t) => {
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.close() })
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { taken.close() })
+  const port = (taken.address() as { port: number }).port
+  const run = startServer(t, tempDir(t), { REDIS_URL: redis.url, ADMIN_PORT: String(port), LOG_LEVEL: 'silent' })
+  t.equal(await run.exited, 1)
+  t.match(run.stderr(), new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port} \\(ADMIN_PORT\\): listen EADDRINUSE`))
 })
