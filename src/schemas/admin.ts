@@ -3,7 +3,7 @@
 import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
-import { KeyInfo, ServerList } from './key-info.js'
+import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
 import { ADMIN_ERROR_CODES } from '../http/error-codes.js'
@@ -156,7 +156,7 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, KeyInfo, ImportResult, AdminError]
+export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -191,6 +191,17 @@ export const responses = {
   keyRevoked: {
     204: Type.Unsafe<undefined>({ type: 'null', description: 'Revoked (refused everywhere within 5 s)', headers: replayHeaders }),
     404: errorResponse('`api_key_not_found`'),
+    ...adminErrors
+  },
+  exported: {
+    200: {
+      description: 'Every member in rank order, streamed: CSV with a header, or one JSON object per line',
+      headers,
+      content: {
+        'text/csv': { schema: Type.String() },
+        'application/x-ndjson': { schema: Type.String() }
+      }
+    },
     ...adminErrors
   },
   imported: {

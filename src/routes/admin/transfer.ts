@@ -63,13 +63,14 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Every member in rank order, as CSV or JSON lines, streamed',
       params: GuildParams,
       querystring: ExportQuery,
-      produces: ['text/csv', 'application/x-ndjson']
+      response: responses.exported
     },
     config: { scope: 'transfer' }
   }, async (request, reply) => {
     const format = request.query.format
     const stream = Readable.from(exportMembers(leaderboard, request.params.guild_id, { format }))
-    return await reply.type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8').send(stream)
+    // The document types the body as text; the reply sends the stream as it is read.
+    return await reply.type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8').send(stream as never)
   })
 }
 
