@@ -77,3 +77,12 @@ t.test('real answers match the documented bodies', async (t) => {
   await check('rotateKey', 'POST', `/keys/${created.json().id as string}/rotate`)
   await check('removeMember', 'DELETE', `/servers/${G}/members/99`)
 })
+
+t.test('GET /admin/v1/docs shows the write API\'s document, with no token', async (t) => {
+  const page = await ctx.admin.inject({ url: '/admin/v1/docs' })
+  const html = page.statusCode === 302 ? await ctx.admin.inject({ url: String(page.headers.location).replace(/^\.\//, '/admin/v1/docs/') }) : page
+  t.equal(html.statusCode, 200)
+  t.match(html.headers['content-type'], /text\/html/)
+  const json = await ctx.admin.inject({ url: '/admin/v1/docs/json' })
+  t.match(json.json(), { info: { title: 'Guild leaderboard write API' } })
+})
