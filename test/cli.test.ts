@@ -172,7 +172,7 @@ t.test('keys list shows every key of a server but never a key itself; keys revok
       t.notMatch(out, secret, 'never the key')
     }
   }
-  t.match(table.stdout, /^ID +NAME +PLAN +STATUS +CREATED +EXPIRES +LAST USED +ROTATED +REVOKED/)
+  t.match(table.stdout, /^ID +NAME +SERVERS +PLAN +STATUS +CREATED +EXPIRES +LAST USED +ROTATED +REVOKED/)
   t.match(lines(table.stdout).find((line) => line.startsWith(made[0]?.id ?? '-')), / revoked /)
   const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>
   t.equal(listed.length, 2)

@@ -262,6 +262,9 @@ t.test('import: a bad row is skipped and reported, or with strict=true refuses t
   const mee6 = await send(`/servers/${B}/import?format=mee6`, JSON.stringify({ players: [{ id: '4', username: 'dee', xp: 40 }, { id: 5, xp: -1 }] }), 'application/json')
   t.match(mee6.json(), { imported: 1, skipped: [{ index: 1 }] })
   t.match((await send(`/servers/${B}/import?format=mee6`, '{not json')).json(), { statusCode: 400, code: 'invalid_import_file' })
+  const headerless = await send(`/servers/${B}/import?format=csv`, 'id,name\n1,x\n')
+  t.match(headerless.json(), { statusCode: 400, code: 'invalid_import_file' }, 'a CSV without the columns')
+  t.equal((await send(`/servers/${B}/import?format=xml`, csv)).statusCode, 400, 'an unknown format')
 
   const exported = await ctx.admin.inject({ url: `/admin/v1/servers/${A}/export?format=csv`, headers: { authorization: `Bearer ${token}` } })
   t.equal(exported.statusCode, 200)

@@ -8,7 +8,7 @@ import { ExportQuery, ImportQuery, responses } from '../../schemas/admin.js'
 import { openImportStream } from '../../transfer/import-sources.js'
 import { importMembers } from '../../transfer/import-members.js'
 import { exportMembers } from '../../transfer/export-members.js'
-import { LeaderboardError } from '../../errors.js'
+import { ImportFileError, LeaderboardError } from '../../errors.js'
 
 /** The largest import body. */
 export const IMPORT_BODY_LIMIT = 256 * 1024 * 1024
@@ -47,7 +47,8 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { scope: 'transfer' }
   }, async (request) => {
     const { guild_id: guildId } = request.params
-    const body = bounded(request.body as Readable)
+    if (!(request.body instanceof Readable)) throw new ImportFileError('send the file as the request body')
+    const body = bounded(request.body)
     const source = await openImportStream(body, request.query.format, 'the body')
     const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true })
     return {
