@@ -101,6 +101,8 @@ t.test('a batch with one bad item is 400 invalid_parameter naming its index, and
     t.equal(res.body.code, 'invalid_parameter', what)
     t.match(res.body.message, new RegExp(`awards(/|\\[)${index}`), `${what}: ${res.body.message as string}`)
   }
+  t.equal((await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [{ user_id: 'x1', xp: 5 }] })).body.message,
+    'awards/0/user_id must be a decimal id of 1 to 20 digits without a leading zero')
   t.equal((await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [] })).status, 400)
   const many = Array.from({ length: 1001 }, (_, i) => ({ user_id: String(i + 1), xp: 1 }))
   t.equal((await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: many })).status, 400, 'more than 1,000')

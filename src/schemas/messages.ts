@@ -37,7 +37,9 @@ export function validationMessage (error: FastifyError, request: FastifyRequest)
   const part = error.validationContext ?? 'request'
   const name = first?.instancePath.replace(/^\//, '') ?? ''
   if (first !== undefined && name !== '') {
-    return parameterMessage(name, propertySchema(request, part, name)) ?? `${name} ${first.message ?? 'is invalid'}`
+    // A value inside the body (`awards/3/user_id`) is named by its path; its schema is the error's.
+    const schema = propertySchema(request, part, name) ?? (first.keyword === 'pattern' ? { pattern: String(first.params.pattern) } : undefined)
+    return parameterMessage(name, schema) ?? `${name} ${first.message ?? 'is invalid'}`
   }
   return `${part} ${first?.message ?? 'is invalid'}`
 }
