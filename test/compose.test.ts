@@ -177,6 +177,14 @@ t.test('api: CORS_ORIGINS and METRICS_PORT pass through from the environment, em
     'the metrics port is not published on the host')
 })
 
+t.test('api: ADMIN_PORT passes through (empty: the write API is off), on every interface of the container, not published', async (t) => {
+  t.equal(envOf(composeWith({}).services?.api ?? {}).ADMIN_PORT, '')
+  const set = envOf(composeWith({ ADMIN_PORT: '3001' }).services?.api ?? {})
+  t.same([set.ADMIN_PORT, set.ADMIN_HOST], ['3001', '0.0.0.0'])
+  t.notOk((composeWith({ ADMIN_PORT: '3001' }).services?.api?.ports ?? []).some((p) => String(typeof p === 'object' ? p.published : p).includes('3001')),
+    'the write API\'s port is not published on the host')
+})
+
 t.test('seed: a one-shot run of the CLI demo command on the same build', async (t) => {
   t.same(seed.build, api.build, 'same build as api')
   t.match(redisUrlFromCommand(seed).runs, /^node dist\/cli\/main\.js demo(\s|$)/, 'runs the CLI demo command')
