@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { CLIENT_TYPES_PATH, clientTypes } from '../scripts/client-types.js'
 import type * as Client from '../src/client/index.js'
 import type * as Reader from '../src/reader/leaderboard-reader.js'
-import type { ErrorCode } from '../src/http/error-codes.js'
+import type { PublicErrorCode as ErrorCode } from '../src/http/error-codes.js'
 import type { Period } from '../src/periods/periods.js'
 
 /** True when A and B are the same type (each assignable to the other). */
