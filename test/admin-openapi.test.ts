@@ -8,6 +8,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestAdmin } from './helpers/admin.js'
+import { readFileSync } from 'node:fs'
+import { ADMIN_STATUS_BY_CODE } from '../src/http/error-codes.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -85,4 +87,10 @@ t.test('GET /admin/v1/docs shows the write API\'s document, with no token', asyn
   t.match(html.headers['content-type'], /text\/html/)
   const json = await ctx.admin.inject({ url: '/admin/v1/docs/json' })
   t.match(json.json(), { info: { title: 'Guild leaderboard write API' } })
+})
+
+t.test('every error code of the write API\'s own is in the README\'s table with its status, and the table names no other', async (t) => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const rows = [...readme.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])] as const)
+  t.same(Object.fromEntries(rows), ADMIN_STATUS_BY_CODE)
 })
