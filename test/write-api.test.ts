@@ -275,7 +275,12 @@ t.test('import: a bad row is skipped and reported, or with strict=true refuses t
   const exported = await ctx.admin.inject({ url: `/admin/v1/servers/${A}/export?format=csv`, headers: { authorization: `Bearer ${token}` } })
   t.equal(exported.statusCode, 200)
   t.match(exported.headers['content-type'], /^text\/csv/)
-  t.equal(exported.body, 'user_id,username,xp,level,daily_streak,last_daily_claim\n3,cy,300,2,0,\n1,ann,100,1,0,\n')
+  t.equal(exported.body, 'user_id,username,xp,level,daily_streak,last_daily_claim,xp_curve,xp_multiplier\n3,cy,300,2,0,,mee6,1\n1,ann,100,1,0,,mee6,1\n')
+  // An export imported into another server brings its settings, unless keep_settings.
+  await ctx.writer.configureGuild(A, { curve: 'flat' })
+  const again = await ctx.admin.inject({ url: `/admin/v1/servers/${A}/export?format=csv`, headers: { authorization: `Bearer ${token}` } })
+  t.match((await send(`/servers/${B}/import?format=csv`, again.body)).json(), { imported: 2, skipped: [], settings: { xp_curve: 'flat', xp_multiplier: 1 } })
+  t.match((await send(`/servers/${B}/import?format=csv&keep_settings=true`, again.body)).json(), { settings: null })
   const lines = await ctx.admin.inject({ url: `/admin/v1/servers/${A}/export?format=jsonl`, headers: { authorization: `Bearer ${token}` } })
   t.match(JSON.parse(lines.body.split('\n')[0] ?? ''), { user_id: '3', xp: 300 })
 })

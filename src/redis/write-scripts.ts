@@ -12,6 +12,11 @@ export const WRITE_SCRIPTS = {
     keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
     argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt']
   },
+  // Then 4 values per award (board member, award, username, its own operation id or ''): awardBatch's `awards`.
+  awardBatch: {
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
+    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId']
+  },
   setXp: {
     keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev'],
     argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs']
@@ -49,6 +54,11 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
 
 export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<[number, number, number?]> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
+}
+
+/** The awards follow the named arguments: 4 values each (see award-batch-9.lua). */
+export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
+  return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
 export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<number> {

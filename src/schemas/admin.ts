@@ -142,7 +142,8 @@ export const KeyChangeBody = Type.Object({
 
 export const ImportQuery = Type.Object({
   format: Type.Enum(['csv', 'mee6'], { type: 'string' }),
-  strict: Type.Optional(Type.Boolean({ description: 'Refuse the whole file (422 import_refused, nothing written) on any bad row' }))
+  strict: Type.Optional(Type.Boolean({ description: 'Refuse the whole file (422 import_refused, nothing written) on any bad row' })),
+  keep_settings: Type.Optional(Type.Boolean({ description: "Keep the server's curve and multiplier even if the file (an export) carries others" }))
 })
 
 export const ImportResult = named('ImportResult', Type.Object({
@@ -151,7 +152,10 @@ export const ImportResult = named('ImportResult', Type.Object({
     line: Type.Optional(Type.Integer({ description: 'CSV: the line of the bad row' })),
     index: Type.Optional(Type.Integer({ description: 'MEE6 JSON: the index of the bad player' })),
     reason: Type.String()
-  }))
+  })),
+  settings: Type.Union([Type.Object({ xp_curve: Type.Enum([...CURVES], { type: 'string' }), xp_multiplier: Type.Number() }), Type.Null()], {
+    description: "The curve and multiplier set from the file (an export's columns), or null"
+  })
 }, { description: 'What the import did' }))
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })

@@ -317,9 +317,20 @@ export class LeaderboardWriter {
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
       chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
-        const reply = await this.redis.awardBatch(k.board, k.members, k.stats, k.settings, k.version, op.current, op.previous,
-          this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label),
-          MAX_XP, op.ttlMs, p.from, p.until, keepUntil(p.week), keepUntil(p.month), `${callId}:${from / AWARD_BATCH}`, ...chunk)
+        const reply = await scripts.awardBatch(this.redis, {
+          ...k,
+          ops: op.current,
+          opsPrev: op.previous,
+          week: this.keys.period(guildId, p.week.label),
+          month: this.keys.period(guildId, p.month.label),
+          maxXp: MAX_XP,
+          opsTtlMs: op.ttlMs,
+          from: p.from,
+          until: p.until,
+          weekExpireAt: keepUntil(p.week),
+          monthExpireAt: keepUntil(p.month),
+          callOpId: `${callId}:${from / AWARD_BATCH}`
+        }, chunk)
         return reply[0] === OUTSIDE_PERIOD_WINDOW && reply.length === 2 ? { outsideAt: Number(reply[1]) } : { done: reply }
       })))
     }

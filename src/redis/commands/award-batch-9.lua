@@ -6,14 +6,22 @@
   award-xp remembers one, so it is applied once across calls too. The aggregates and the data
   version move once for the call.
 
-  KEYS[1..9] as award-xp-9.lua: board, members, stats, settings, version, ops, ops_prev, week, month
+  KEYS[1] board     ZSET board member -> xp
+  KEYS[2] members   HASH board member -> record (see includes/records.lua)
+  KEYS[3] stats     HASH aggregates
+  KEYS[4] settings  HASH curve, multiplier_hundredths
+  KEYS[5] version   STRING the server's data version
+  KEYS[6] ops       HASH operation id -> reply, this time bucket (includes/operations.lua)
+  KEYS[7] ops_prev  HASH the same, the previous bucket
+  KEYS[8] week      ZSET board member -> xp gained in the current ISO week
+  KEYS[9] month     ZSET board member -> xp gained in the current UTC month
 
   ARGV[1] the highest XP a member may hold
   ARGV[2] how long a bucket's hash lives, ms
   ARGV[3] ARGV[4] the window [from, until), Unix ms, in which KEYS[8] and KEYS[9] are current
   ARGV[5] ARGV[6] when the week's and the month's boards expire, Unix ms
   ARGV[7] the call's operation id
-  ARGV[8 + 4i .. 11 + 4i] award i: board member, award (a positive integer), username ('' to
+  then 4 per award i (from 0), at ARGV 8 + 4i to 11 + 4i: board member, award (a positive integer), username ('' to
           leave it as it is), its own operation id or ''
 
   Returns { status_1, xp_1, gained_1, status_2, xp_2, gained_2, ... }: for each award in order

@@ -50,9 +50,10 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     if (!(request.body instanceof Readable)) throw new ImportFileError('send the file as the request body')
     const body = bounded(request.body)
     const source = await openImportStream(body, request.query.format, 'the body')
-    const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true })
+    const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true, keepSettings: request.query.keep_settings === true })
     return {
       imported: summary.imported,
+      settings: summary.settings === undefined ? null : { xp_curve: summary.settings.curve, xp_multiplier: summary.settings.multiplier },
       skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { index: p.index }), reason: p.message }))
     }
   })
