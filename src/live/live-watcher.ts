@@ -17,7 +17,7 @@ import { withDeadline } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
 import { entityTag, etagHeader } from '../http/etag.js'
 import { LeaderboardError } from '../errors.js'
-import { STATUS_BY_CODE, isErrorCode } from '../http/error-codes.js'
+import { isErrorCode, statusOfCode } from '../http/error-codes.js'
 import { formatEvent, type LiveEvent, type SseStream } from './sse-stream.js'
 
 /** What a stream shows: one endpoint's body for one server and set of parameters. */
@@ -294,7 +294,7 @@ export class LiveWatcher {
    * body, and they end; anything else (Redis down) is tried again next tick.
    */
   #failed (topic: Topic, err: unknown): void {
-    const statusCode = err instanceof LeaderboardError && isErrorCode(err.code) ? STATUS_BY_CODE[err.code] : 500
+    const statusCode = err instanceof LeaderboardError && isErrorCode(err.code) ? statusOfCode(err.code) : 500
     if (statusCode >= 500) {
       this.#options.onError?.(err, topic.spec)
       return
