@@ -172,7 +172,7 @@ export function parseConfig (input: Record<string, unknown>): Config {
   throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`)
 }
 
-/** The Config described by environment variables (see README, "Configuration"). */
+/** The Config described by environment variables (see docs/operating.md, "Configuration"). */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const input: Record<string, unknown> = {}
   for (const [field, name] of Object.entries(ENV_NAMES)) {

@@ -89,8 +89,8 @@ t.test('GET /admin/v1/docs shows the write API\'s document, with no token', asyn
   t.match(json.json(), { info: { title: 'Guild leaderboard write API' } })
 })
 
-t.test('every error code of the write API\'s own is in the README\'s table with its status, and the table names no other', async (t) => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+t.test('every error code of the write API\'s own is in the table of docs/bots.md with its status, and the table names no other', async (t) => {
+  const readme = readFileSync(new URL('../docs/bots.md', import.meta.url), 'utf8')
   const rows = [...readme.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])] as const)
   t.same(Object.fromEntries(rows), ADMIN_STATUS_BY_CODE)
 })

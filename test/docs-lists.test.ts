@@ -63,3 +63,35 @@ t.test('every operationId and named schema of the OpenAPI document is named in t
   t.same(operationIds.filter((id) => !mentioned(id)), [], 'operationIds')
   t.same(Object.keys(document.components.schemas).filter((name) => !mentioned(name)), [], 'schemas')
 })
+
+/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
+function anchorOf (heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replaceAll(' ', '-')
+}
+
+t.test('every link between the README and the docs names a file and a heading that exist', async (t) => {
+  const anchors = new Map<string, Set<string>>()
+  for (const page of pages) {
+    const body = readFileSync(new URL(page, root), 'utf8').replace(/^```[\s\S]*?^```/gm, '')
+    anchors.set(page, new Set([...body.matchAll(/^#{1,4} (.+)$/gm)].map((m) => anchorOf(m[1] ?? ''))))
+  }
+  const broken: string[] = []
+  let links = 0
+  for (const page of pages) {
+    const body = readFileSync(new URL(page, root), 'utf8')
+    for (const [, target = ''] of body.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue // an outside address
+      links++
+      const [path = '', anchor] = target.split('#')
+      const file = path === '' ? page : new URL(path, new URL(page, root)).pathname.slice(new URL(root).pathname.length)
+      if (!anchors.has(file)) {
+        if (path === '' || !/\.md$/.test(file)) continue // a file of the repository, not a page
+        broken.push(`${page}: ${target} (no such page)`)
+      } else if (anchor !== undefined && anchors.get(file)?.has(anchor) !== true) {
+        broken.push(`${page}: ${target} (no such heading)`)
+      }
+    }
+  }
+  t.ok(links > 30, `${links} links`)
+  t.same(broken, [])
+})

@@ -1,4 +1,4 @@
-// The README's Python example (the block between the python-example markers) run as written,
+// The Python example of docs/bots.md (the block between the python-example markers) run as written,
 // with python3's standard library only, against a live write API on a real port.
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -12,11 +12,11 @@ const run = promisify(execFile)
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+const readme = readFileSync(new URL('../docs/bots.md', import.meta.url), 'utf8')
 const block = /<!-- python-example:start -->\n```python\n([\s\S]*?)```\n<!-- python-example:end -->/.exec(readme)?.[1]
 
-t.test('the README\'s Python example awards XP (retry-safe) and claims a daily reward twice against a live service', async (t) => {
-  t.ok(block, 'the README holds the example')
+t.test('the Python example of docs/bots.md awards XP (retry-safe) and claims a daily reward twice against a live service', async (t) => {
+  t.ok(block, 'docs/bots.md holds the example')
   const ctx = await buildTestAdmin(t, server.url)
   const token = await ctx.token(['1100000000000000001'], ['write'])
   const base = await ctx.admin.listen({ port: 0, host: '127.0.0.1' })

@@ -128,7 +128,7 @@ export interface GuildStats {
    */
   average_level: number
   /**
-   * How XP maps to levels (see README, "Levels and curves")
+   * How XP maps to levels (see docs/api.md, "Levels and curves")
    */
   xp_curve: 'mee6' | 'linear' | 'flat'
   xp_multiplier: number

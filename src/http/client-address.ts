@@ -44,7 +44,7 @@ export function clientAddress (request: FastifyRequest): ClientAddress {
  * Fastify's trustProxy for TRUST_PROXY. Fastify 5.12 dropped hop counts (a number now trusts
  * nothing), so a count becomes the function it used to be: the `hops` nearest addresses of the
  * X-Forwarded-For chain are proxies, the next one is the client. Safe only when the service
- * cannot be reached but through those proxies (see README, "Client addresses").
+ * cannot be reached but through those proxies (see docs/operating.md, "Client addresses").
  */
 export function trustProxyOption (trustProxy: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
   if (typeof trustProxy !== 'number') return trustProxy

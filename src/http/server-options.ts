@@ -1,5 +1,5 @@
 // The HTTP server's limits and timeouts, derived from the config: buildApp applies them, so the
-// server and the tests run with the same ones. README, "Operating it", states them.
+// server and the tests run with the same ones. docs/operating.md states them.
 import type { Server } from 'node:http'
 import type { FastifyHttpOptions } from 'fastify'
 import type { Config } from '../config.js'

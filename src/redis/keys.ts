@@ -1,4 +1,4 @@
-// The one place Redis key names are spelled. The README's "Key schema" section documents them.
+// The one place Redis key names are spelled. docs/architecture.md, "Key schema", documents them.
 //
 // Every key of one server carries the hash tag `{<guild_id>}`, so a server's data lives in one
 // cluster slot and one Lua script may touch all of it. An API key's record and its rate-limit
