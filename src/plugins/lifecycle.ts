@@ -70,7 +70,9 @@ export default fp(async function lifecyclePlugin (fastify: FastifyInstance) {
   //
   // Node's http close closes the listener and the idle connections at once, and to Node a
   // connection accepted whose request has not been read yet is idle: under pollers that
-  // reconnect (as every client does while draining), some requests already sent were reset.
+  // reconnect (as every client does while draining), a request already on its way was cut, or
+  // answered 503 as a request arriving during the close. (Connections still in the kernel's
+  // accept queue when the listener closes are reset by the kernel: that, no server avoids.)
   // So the listener closes first (net.Server's close: the http one would close the idle
   // connections too), the connections already accepted are served for ACCEPTED_GRACE_MS
   // as during the drain, and only then are idle connections closed and new requests refused.
