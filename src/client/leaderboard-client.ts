@@ -8,6 +8,7 @@
 import type { AroundPage, GuildStats, KeyInfo, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
 import { LeaderboardApiError, rateLimitOf, retryAfterOf, type RateLimit } from './api-error.js'
 import { type LiveUpdate, watchStream, type WatchOptions } from './live-stream.js'
+import { sleep } from './sleep.js'
 
 export interface LeaderboardClientOptions {
   /** The API's root, e.g. `https://leaderboard.example.com/api/v1`. */
@@ -219,19 +220,4 @@ export class LeaderboardClient {
 
 function id (value: string): string {
   return encodeURIComponent(value)
-}
-
-async function sleep (ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted()
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer)
-      reject(signal?.reason)
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }

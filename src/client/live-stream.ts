@@ -7,6 +7,7 @@
 import { LeaderboardApiError, retryAfterOf } from './api-error.js'
 import type { ApiErrorCode } from './api-error.js'
 import { type SseEvent, SseParser } from './sse-parser.js'
+import { sleep } from './sleep.js'
 
 /** One event: the endpoint's body and its ETag (also the event's id). */
 export interface LiveUpdate<T> {
@@ -119,19 +120,4 @@ function errorOf (data: string): LeaderboardApiError {
   const statusCode = typeof body.statusCode === 'number' ? body.statusCode : 500
   return new LeaderboardApiError(statusCode, typeof body.code === 'string' ? body.code as ApiErrorCode : `http_${statusCode}` as ApiErrorCode,
     typeof body.message === 'string' ? body.message : data)
-}
-
-async function sleep (ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted()
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer)
-      reject(signal?.reason)
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }
