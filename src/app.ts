@@ -34,7 +34,11 @@ export interface AppOptions {
   config: Config
 }
 
-export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+/**
+ * What both listeners stand on, in order: the config, the Redis connection (migrated at start),
+ * the reader, the key store, the limiter and the error handler.
+ */
+export async function foundation (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
   await fastify.register(configPlugin, { config: opts.config })
   await fastify.register(redisPlugin)
   await fastify.register(redisMigrationPlugin)
@@ -42,6 +46,10 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(apiKeysPlugin)
   await fastify.register(slidingWindowPlugin)
   await fastify.register(errorHandler)
+}
+
+export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  await foundation(fastify, opts)
   // Before the hooks that can refuse a request (shutdown, load shedding, the API's own), so a
   // page can read their answers.
   await fastify.register(corsPlugin)

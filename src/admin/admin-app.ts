@@ -3,15 +3,8 @@
 // read API (src/app.ts), so it shares the error handler, request ids, logging, the limits on
 // headers and bodies, load shedding and the drain on shutdown (server.ts drives both).
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { type AppOptions, buildInstance } from '../app.js'
+import { type AppOptions, buildInstance, foundation } from '../app.js'
 import type { Config } from '../config.js'
-import configPlugin from '../plugins/config.js'
-import redisPlugin from '../plugins/redis.js'
-import redisMigrationPlugin from '../plugins/redis-migration.js'
-import leaderboardReaderPlugin from '../plugins/leaderboard-reader.js'
-import apiKeysPlugin from '../plugins/api-keys.js'
-import slidingWindowPlugin from '../plugins/sliding-window.js'
-import errorHandler from '../plugins/error-handler.js'
 import lifecyclePlugin from '../plugins/lifecycle.js'
 import underPressurePlugin from '../plugins/under-pressure.js'
 import authPlugin from '../plugins/auth.js'
@@ -45,13 +38,7 @@ const adminDocument = openapiPluginFor({
 })
 
 export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
-  await fastify.register(configPlugin, { config: opts.config })
-  await fastify.register(redisPlugin)
-  await fastify.register(redisMigrationPlugin)
-  await fastify.register(leaderboardReaderPlugin)
-  await fastify.register(apiKeysPlugin)
-  await fastify.register(slidingWindowPlugin)
-  await fastify.register(errorHandler)
+  await foundation(fastify, opts)
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
   await fastify.register(authPlugin) // the failed-authentication limit, shared with the read API
