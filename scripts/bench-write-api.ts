@@ -11,7 +11,6 @@
 // - single awards at 1,000 requests a second (open loop: sent on schedule, whatever the answers)
 //   for S seconds: p50 / p99 / max latency.
 // Awards go to random members of a pool of 10,000 of one server, as in scripts/bench-writer.ts.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
@@ -24,7 +23,7 @@ import { createRedis, type RedisClient } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { TokenStore } from '../src/tokens/token-store.js'
-import { type Cleanups, runBenchmark } from './run-benchmark.js'
+import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '4' } } })
 const SECONDS = Number(args.seconds)
@@ -64,23 +63,6 @@ async function post (agent: Agent, port: number, path: string, token: string, bo
   })
 }
 
-async function startService (cleanups: Cleanups, env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['dist/server.js'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })
-  cleanups.push(async () => {
-    if (child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(15_000)])
-    child.kill('SIGKILL')
-  })
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
-    if (await fetch(url).then((r) => r.ok, () => false)) return child
-    await sleep(100)
-  }
-  throw new Error(`${url} did not answer in 30 s`)
-}
-
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
 
 async function main (cleanups: Cleanups): Promise<void> {
@@ -95,7 +77,7 @@ async function main (cleanups: Cleanups): Promise<void> {
 
   const keys = new KeyBuilder()
   const [port, adminPort] = [await freePort(), await freePort()]
-  await startService(cleanups, { REDIS_URL: server.url, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info' }, `http://127.0.0.1:${adminPort}/healthz`)
+  await startProcess(cleanups, ['dist/server.js'], { REDIS_URL: server.url, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info' }, `http://127.0.0.1:${adminPort}/healthz`)
   const { token } = await new TokenStore(redis, keys).create({ name: 'bench', servers: [GUILD], scopes: ['write'] })
 
   // The library, as a TypeScript bot uses it: 1,000 awardXp calls in flight on one connection.

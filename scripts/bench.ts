@@ -23,13 +23,11 @@
 // server: every award moves the data version, so cached bodies go stale at once). On two cores
 // the load generator, the service and Redis share the machine: read ratios, not absolute figures.
 import autocannon from 'autocannon'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { get, type IncomingHttpHeaders } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { freePort } from '../src/redis/redis-server.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
@@ -39,7 +37,7 @@ import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { DEFAULT_OPERATION_WINDOW_MS } from '../src/writer/operations.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
 import type { BareFixture } from './bench-bare-server.js'
-import { type Cleanups, runBenchmark } from './run-benchmark.js'
+import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -138,25 +136,6 @@ function combine (runs: Run[]): Run {
     requests: runs.reduce((sum, r) => sum + r.requests, 0),
     bad: runs.reduce((sum, r) => sum + r.bad, 0)
   }
-}
-
-/** Starts a node child process and resolves once `url` answers 200. */
-async function startProcess (cleanups: Cleanups, argv: string[], env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  cleanups.push(async () => {
-    if (child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(15_000)])
-    child.kill('SIGKILL')
-  })
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${argv.join(' ')} exited with ${child.exitCode}`)
-    const ok = await fetch(url).then((r) => r.ok, () => false)
-    if (ok) return child
-    await sleep(100)
-  }
-  throw new Error(`${url} did not answer in 30 s`)
 }
 
 async function main (cleanups: Cleanups): Promise<void> {

@@ -1,5 +1,8 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { setTimeout as sleep } from 'node:timers/promises'
+
 export type Cleanups = Array<() => Promise<void>>
 
 export async function runBenchmark (main: (cleanups: Cleanups) => Promise<void>): Promise<void> {
@@ -18,4 +21,23 @@ export async function runBenchmark (main: (cleanups: Cleanups) => Promise<void>)
   } finally {
     await cleanUp()
   }
+}
+
+/** Starts a node child process and resolves once `url` answers 200. */
+export async function startProcess (cleanups: Cleanups, argv: string[], env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  cleanups.push(async () => {
+    if (child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await Promise.race([exited, sleep(15_000)])
+    child.kill('SIGKILL')
+  })
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${argv.join(' ')} exited with ${child.exitCode}`)
+    const ok = await fetch(url).then((r) => r.ok, () => false)
+    if (ok) return child
+    await sleep(100)
+  }
+  throw new Error(`${url} did not answer in 30 s`)
 }
