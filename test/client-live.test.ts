@@ -2,9 +2,11 @@
 // watchStats yield the endpoints' bodies as they change; a dropped connection is reopened with
 // Last-Event-ID (no body yielded twice, no change missed); an AbortSignal ends the loop; an answer
 // a retry cannot change is thrown.
+import { execFile } from 'node:child_process'
 import t, { type Test } from 'tap'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
+import { built } from './helpers/built.js'
 import { LeaderboardApiError, LeaderboardClient, type LiveUpdate } from '../src/client/index.js'
 
 const server = await RedisServer.start()
@@ -14,6 +16,8 @@ const GUILD = '1920000000000000001'
 
 interface Fixture extends TestApp {
   client: LeaderboardClient
+  baseUrl: string
+  apiKey: string
   /** Every stream request's Last-Event-ID, in order (null for none). */
   lastEventIds: Array<string | null>
 }
@@ -28,7 +32,8 @@ async function serve (t: Test): Promise<Fixture> {
     lastEventIds.push((init?.headers as Record<string, string>)['last-event-id'] ?? null)
     return await fetch(input, init)
   }
-  return { ...fixture, lastEventIds, client: new LeaderboardClient({ baseUrl: `${address}/api/v1`, apiKey: key, fetch: recording }) }
+  const baseUrl = `${address}/api/v1`
+  return { ...fixture, lastEventIds, baseUrl, apiKey: key, client: new LeaderboardClient({ baseUrl, apiKey: key, fetch: recording }) }
 }
 
 /** Takes updates from `updates` into `into` until `count` have come. */
@@ -103,4 +108,29 @@ t.test('an answer a retry cannot change is thrown: a non-member, and a member re
   const error = await updates.next().then(() => null, (err: unknown) => err)
   t.ok(error instanceof LeaderboardApiError, 'a LeaderboardApiError')
   t.match(error, { code: 'member_not_found', statusCode: 404 }, 'member_not_found, from the stream\'s error event')
+})
+
+t.test('a program that aborts its watches exits then, also with a watch waiting at a yield, not when its idle timer would fire', async (t) => {
+  const { baseUrl, apiKey } = await serve(t)
+  // A consumer takes one update of each watch and aborts; one watch is left suspended at its
+  // yield (never resumed). Nothing else holds the child's event loop.
+  const program = `
+    const { LeaderboardClient } = await import(${JSON.stringify(built('client/index.js'))})
+    const client = new LeaderboardClient({ baseUrl: ${JSON.stringify(baseUrl)}, apiKey: ${JSON.stringify(apiKey)} })
+    const controller = new AbortController()
+    const watches = [client.watchStats(${JSON.stringify(GUILD)}, { signal: controller.signal }), client.watchLeaderboard(${JSON.stringify(GUILD)}, { signal: controller.signal })]
+    for (const watch of watches) await watch.next()
+    controller.abort()
+    await watches[0].next()
+    console.log('aborted')
+  `
+  const started = performance.now()
+  const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', program], { timeout: 40_000 }, (error, stdout) => {
+      if (error !== null) reject(error)
+      else resolve({ stdout })
+    })
+  })
+  t.equal(stdout.trim(), 'aborted', 'the child took its updates and aborted')
+  t.ok(performance.now() - started < 30_000, 'it exited well before the 45 s idle timeout (it waited for it before)')
 })

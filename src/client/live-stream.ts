@@ -61,11 +61,15 @@ export async function * watchStream<T> (request: StreamRequest, options: WatchOp
   const aborted = (): boolean => signal?.aborted === true
   while (!aborted()) {
     const attempt = new AbortController()
-    const stopAttempt = (): void => { attempt.abort(signal?.reason) }
-    signal?.addEventListener('abort', stopAttempt, { once: true })
     let idle: ReturnType<typeof setTimeout> | undefined
+    // An abort ends the attempt and its idle timer at once, also while the generator waits at a
+    // `yield` for its consumer (its `finally` runs only when resumed): a program that aborts its
+    // watches exits then, not when the idle timer would have fired.
+    const stopAttempt = (): void => { clearTimeout(idle); attempt.abort(signal?.reason) }
+    signal?.addEventListener('abort', stopAttempt, { once: true })
     const stillAlive = (): void => {
       clearTimeout(idle)
+      if (attempt.signal.aborted) return
       idle = setTimeout(() => { attempt.abort(new Error(`no data for ${idleTimeoutMs} ms`)) }, idleTimeoutMs)
     }
     try {
