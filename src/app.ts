@@ -57,8 +57,9 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(underPressurePlugin)
   // Before compress, which settles each route's compression when the route is added.
   fastify.addHook('onRoute', uncompressedDocsAssets)
-  // Bodies the read routes do not compress themselves (the OpenAPI document, say).
-  await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'] })
+  // Bodies the read routes do not compress themselves (the OpenAPI document, say). No request
+  // decompression: no route of this listener takes a body, and it would be a hook on each request.
+  await fastify.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['br', 'gzip'], globalDecompression: false })
   await fastify.register(authPlugin)
   await fastify.register(responseCachePlugin)
   await fastify.register(metricsPlugin)

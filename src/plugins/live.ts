@@ -3,8 +3,8 @@
 // quota (one request to open, one more each minute open), a revoked or expired key's streams
 // ending, the drain, and the metrics. What is
 // sent and when is the watcher's (src/live/live-watcher.ts); the routes are
-// src/routes/api/streams.ts. Registered inside the API's scope, after admission, so that the cap
-// is checked after authentication and before the request is counted.
+// src/routes/api/streams.ts. Registered in the streams' scope of the API (src/routes/api/index.ts),
+// before admission, so that the cap is checked after authentication and before the request is counted.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
@@ -74,7 +74,7 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
   }
   const reserveStream: onRequestHookHandler = (request, reply, done) => {
     const key = request.apiKey
-    if (request.routeOptions.config.stream !== true || key === null) { done(); return }
+    if (key === null) { done(); return }
     const open = openByKey.get(key.id) ?? 0
     if (open < config.maxStreamsPerKey) {
       openByKey.set(key.id, open + 1)
