@@ -264,9 +264,16 @@ async function main (cleanups: Cleanups): Promise<void> {
     let uncachedRedisUs = 0
     /** A run of `base` and the Redis CPU (µs) spent during it. */
     const measured = async (base: string): Promise<[Run, number]> => {
+      const stats = async (): Promise<Map<string, [number, number]>> => new Map([...(await redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)].map((m) => [m[1] as string, [Number(m[2]), Number(m[3])]]))
+      const s0 = await stats()
       const before = await redisCpuUs(redis)
       const run = await cannon(base, e, SECONDS)
-      return [run, await redisCpuUs(redis) - before]
+      const after = await redisCpuUs(redis)
+      const s1 = await stats()
+      const parts: string[] = []
+      for (const [k, [c, u]] of s1) { const [c0, u0] = s0.get(k) ?? [0, 0]; if (c - c0 > 0) parts.push(`${k} ${((c - c0) / run.requests).toFixed(3)}/req ${((u - u0) / run.requests).toFixed(2)}us`) }
+      console.log(`  [${base === serviceBase ? 'svc' : 'unc'}] ${run.requests} req, ${((after - before) / run.requests).toFixed(2)} us/req: ${parts.join('; ')}`)
+      return [run, after - before]
     }
     for (let round = 0; round < ROUNDS; round++) {
       const [run, us] = await measured(serviceBase)

@@ -38,10 +38,11 @@ export default fp(async function underPressurePlugin (fastify: FastifyInstance) 
   if (maxInFlight > 0) {
     let inFlight = 0
     fastify.addHook('onRequest', (request, reply, done) => {
-      if (request.routeOptions.url === '/healthz') { done(); return }
+      const route = request.routeOptions // a getter that builds an object at each read
+      if (route.url === '/healthz') { done(); return }
       // An open stream is not a request in progress (it would hold the count for hours), but a
       // new one is refused like any request while the instance is past the bound.
-      if (request.routeOptions.config.stream === true) {
+      if (route.config.stream === true) {
         done(inFlight >= maxInFlight ? new OverloadedError('in_flight') : undefined)
         return
       }
