@@ -10,27 +10,28 @@ import { importMembers } from '../../transfer/import-members.js'
 import { exportMembers } from '../../transfer/export-members.js'
 import { ImportFileError, LeaderboardError } from '../../errors.js'
 
-/** The largest import body. */
-export const IMPORT_BODY_LIMIT = 256 * 1024 * 1024
+const MIB = 1024 * 1024
 
 class PayloadTooLargeError extends LeaderboardError<'payload_too_large'> {
   readonly statusCode = 413
-  constructor () { super('payload_too_large', `the file is over ${IMPORT_BODY_LIMIT / 1024 / 1024} MiB`) }
+  constructor (limit: number) { super('payload_too_large', `the file is over ${limit / MIB} MiB`) }
 }
 
-/** The body, failing with 413 past IMPORT_BODY_LIMIT bytes. */
-function bounded (body: Readable): Readable {
+/** The body, failing with 413 past `limit` bytes. */
+function bounded (body: Readable, limit: number): Readable {
   let seen = 0
   return body.pipe(new Transform({
     transform (chunk: Buffer, _encoding, callback) {
       seen += chunk.length
-      callback(seen > IMPORT_BODY_LIMIT ? new PayloadTooLargeError() : null, chunk)
+      callback(seen > limit ? new PayloadTooLargeError(limit) : null, chunk)
     }
   }))
 }
 
 const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { writer, leaderboard } = fastify
+  // The contract's 256 MiB unless IMPORT_BODY_LIMIT_MB lowers it.
+  const bodyLimit = fastify.config.importBodyLimitMb * MIB
   // In this scope only: any body reaches the import route as the raw stream.
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
@@ -45,16 +46,22 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: responses.imported
     },
     config: { scope: 'transfer' }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { guild_id: guildId } = request.params
     if (!(request.body instanceof Readable)) throw new ImportFileError('send the file as the request body')
-    const body = bounded(request.body)
-    const source = await openImportStream(body, request.query.format, 'the body')
-    const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true, keepSettings: request.query.keep_settings === true })
-    return {
-      imported: summary.imported,
-      settings: summary.settings === undefined ? null : { xp_curve: summary.settings.curve, xp_multiplier: summary.settings.multiplier },
-      skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { index: p.index }), reason: p.message }))
+    try {
+      const source = await openImportStream(bounded(request.body, bodyLimit), request.query.format, 'the body')
+      const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true, keepSettings: request.query.keep_settings === true })
+      return {
+        imported: summary.imported,
+        settings: summary.settings === undefined ? null : { xp_curve: summary.settings.curve, xp_multiplier: summary.settings.multiplier },
+        skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { index: p.index }), reason: p.message }))
+      }
+    } catch (err) {
+      // The rest of the body is left unread: the connection closes after the answer, or the
+      // client's next request on it would wait behind those bytes (and time out).
+      if (err instanceof PayloadTooLargeError) reply.header('connection', 'close')
+      throw err
     }
   })
 
