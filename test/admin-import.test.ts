@@ -66,3 +66,13 @@ t.test('IMPORT_BODY_LIMIT_MB: a streamed CSV over the limit is 413 payload_too_l
   t.match(await streamed(url, token, 'format=csv', inChunks(exactly)), { status: 200, body: { imported: 4, skipped: [] } },
     'a body of exactly the limit, on the same client (the 413 closed its connection, rather than leave the rest of the body in the way)')
 })
+
+t.test('a streamed MEE6 JSON over the limit is 413 payload_too_large too (its reader reads it whole), and writes nothing', async (t) => {
+  const { ctx, url, token } = await listening(t)
+  const players = JSON.stringify({ players: [{ id: '1000000000001', username: 'ann', xp: 10 }], pad: '' })
+  const over = players.replace('"pad":""', `"pad":"${'x'.repeat(MIB + 1 - Buffer.byteLength(players))}"`)
+  t.equal(Buffer.byteLength(over), MIB + 1)
+  isPayloadTooLarge(t, await streamed(url, token, 'format=mee6', inChunks(over)), 'one byte over')
+  t.equal(await ctx.redis.exists(ctx.keys.guild(G).board), 0, 'nothing written')
+  t.match(await streamed(url, token, 'format=mee6', inChunks(over.replace('"pad":"x', '"pad":"'))), { status: 200, body: { imported: 1 } }, 'a body of exactly the limit')
+})
