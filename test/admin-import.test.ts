@@ -1,8 +1,10 @@
 // The write API's import (POST /admin/v1/servers/{g}/import) over a real listener against a real
 // Redis, where its body is a stream: the body limit (IMPORT_BODY_LIMIT_MB, lowered here to 1 MiB
 // so that no test sends 256 MiB), answered 413 payload_too_large in the error shape for either
-// format, nothing written.
+// format, nothing written, and before a byte is read when Content-Length says so.
 import t, { type Test } from 'tap'
+import { connect } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestAdmin, type TestAdmin } from './helpers/admin.js'
 
@@ -75,4 +77,29 @@ t.test('a streamed MEE6 JSON over the limit is 413 payload_too_large too (its re
   isPayloadTooLarge(t, await streamed(url, token, 'format=mee6', inChunks(over)), 'one byte over')
   t.equal(await ctx.redis.exists(ctx.keys.guild(G).board), 0, 'nothing written')
   t.match(await streamed(url, token, 'format=mee6', inChunks(over.replace('"pad":"x', '"pad":"'))), { status: 200, body: { imported: 1 } }, 'a body of exactly the limit')
+})
+
+t.test('a Content-Length over the limit is 413 before a byte of the body is read: rows a streamed import would have written by then are not', async (t) => {
+  const { ctx, url, token } = await listening(t)
+  // 35,000 rows: a streamed import writes them 10,000 at a time as they are read, long before
+  // it could count past the limit.
+  const csv = csvOf(MIB + 200_000, 0, 35_000)
+  const { host, port, pathname } = new URL(url)
+  const socket = connect(Number(port), host.split(':')[0])
+  t.teardown(() => { socket.destroy() })
+  socket.on('error', () => {}) // the service closes the connection after its answer
+  const answer = { received: '' }
+  socket.on('data', (chunk: Buffer) => { answer.received += chunk.toString() })
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(`POST ${pathname}?format=csv HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: text/csv\r\n` +
+    `content-length: ${Buffer.byteLength(csv)}\r\n\r\n${csv.slice(0, 700_000)}`)
+  // The answer, or (without the check) the first rows written, then the rest of the body.
+  for (let i = 0; i < 300 && answer.received === '' && await ctx.redis.exists(ctx.keys.guild(G).board) === 0; i++) await sleep(10)
+  if (answer.received === '') socket.write(csv.slice(700_000))
+  for (let i = 0; i < 500 && !answer.received.includes('}'); i++) await sleep(10)
+  const [head = '', body = ''] = answer.received.split('\r\n\r\n')
+  t.match(head, /^HTTP\/1\.1 413 /)
+  t.match(head, /\r\nconnection: close\r\n/i, 'the connection closes, the rest of the body unread')
+  t.same(JSON.parse(body), { statusCode: 413, error: 'Payload Too Large', code: 'payload_too_large', message: 'the file is over 1 MiB' })
+  t.equal(await ctx.redis.exists(ctx.keys.guild(G).board), 0, 'nothing written')
 })

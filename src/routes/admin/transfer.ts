@@ -50,6 +50,9 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const { guild_id: guildId } = request.params
     if (!(request.body instanceof Readable)) throw new ImportFileError('send the file as the request body')
     try {
+      // A length over the limit is refused before a byte is read: a CSV is imported as it streams
+      // in, so counting alone would refuse it only after the rows before the limit were written.
+      if (Number(request.headers['content-length'] ?? 0) > bodyLimit) throw new PayloadTooLargeError(bodyLimit)
       const source = await openImportStream(bounded(request.body, bodyLimit), request.query.format, 'the body')
       const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true, keepSettings: request.query.keep_settings === true })
       return {
