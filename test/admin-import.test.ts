@@ -1,7 +1,8 @@
 // The write API's import (POST /admin/v1/servers/{g}/import) over a real listener against a real
 // Redis, where its body is a stream: the body limit (IMPORT_BODY_LIMIT_MB, lowered here to 1 MiB
 // so that no test sends 256 MiB), answered 413 payload_too_large in the error shape for either
-// format, nothing written, and before a byte is read when Content-Length says so.
+// format, nothing written, and before a byte is read when Content-Length says so; an answer
+// before the body's end closes the connection.
 import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -102,4 +103,16 @@ t.test('a Content-Length over the limit is 413 before a byte of the body is read
   t.match(head, /\r\nconnection: close\r\n/i, 'the connection closes, the rest of the body unread')
   t.same(JSON.parse(body), { statusCode: 413, error: 'Payload Too Large', code: 'payload_too_large', message: 'the file is over 1 MiB' })
   t.equal(await ctx.redis.exists(ctx.keys.guild(G).board), 0, 'nothing written')
+})
+
+t.test('a file refused before its end is answered at once, and closes its connection, which the unread rest would hold up (75 s, and a shutdown with it)', async (t) => {
+  const { ctx, url, token } = await listening(t)
+  // No user_id column: refused at the header, the rest unread by the import (300 KB, many chunks).
+  const file = 'id,name\n' + 'x\n'.repeat(150_000)
+  const refused = await streamed(url, token, 'format=csv', inChunks(file))
+  t.match(refused, { status: 400, body: { code: 'invalid_import_file' } })
+  t.equal(refused.headers.get('connection'), 'close')
+  const started = Date.now()
+  await ctx.admin.close()
+  t.ok(Date.now() - started < 5000, `the service closed in ${Date.now() - started} ms`)
 })

@@ -49,11 +49,12 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { guild_id: guildId } = request.params
     if (!(request.body instanceof Readable)) throw new ImportFileError('send the file as the request body')
+    const raw = request.body
     try {
       // A length over the limit is refused before a byte is read: a CSV is imported as it streams
       // in, so counting alone would refuse it only after the rows before the limit were written.
       if (Number(request.headers['content-length'] ?? 0) > bodyLimit) throw new PayloadTooLargeError(bodyLimit)
-      const source = await openImportStream(bounded(request.body, bodyLimit), request.query.format, 'the body')
+      const source = await openImportStream(bounded(raw, bodyLimit), request.query.format, 'the body')
       const summary = await importMembers(writer, guildId, source.rows, { strict: request.query.strict === true, keepSettings: request.query.keep_settings === true })
       return {
         imported: summary.imported,
@@ -61,9 +62,9 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { index: p.index }), reason: p.message }))
       }
     } catch (err) {
-      // The rest of the body is left unread: the connection closes after the answer, or the
-      // client's next request on it would wait behind those bytes (and time out).
-      if (err instanceof PayloadTooLargeError) reply.header('connection', 'close')
+      // An answer before the body was read to its end: the connection closes after it, or the
+      // client's next request on it would wait behind the unread bytes (and time out).
+      if (!raw.readableEnded) reply.header('connection', 'close')
       throw err
     }
   })
