@@ -9,6 +9,11 @@
 // IN_USE_WAIT_MS; then 409 idempotency_key_in_use). Member writes also name their operations
 // after the key (opIdFor), so even a retry past a lost claim is applied once by the writer.
 // A 5xx is not kept: the retry runs again, safely, by those operation ids.
+//
+// The hook serves the routes whose body is parsed before the handler (config.idempotent). The
+// import's body is a stream, read only as it is handled, so that route takes the key itself
+// (routes/admin/transfer.ts) with the functions the hook is made of, and sets
+// request.idempotency once it has read its body, for onSend to store its answer here.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, type Hash } from 'node:crypto'
