@@ -57,6 +57,8 @@ export const ConfigSchema = Type.Object({
   adminPort: Type.Optional(ZeroOrPositive('ADMIN_PORT: serve the write API (/admin/v1) on this port (on ADMIN_HOST); unset: off', undefined, 65535,
     'any free port (the address is logged)')),
   adminHost: Type.String({ minLength: 1, default: '127.0.0.1', description: 'ADMIN_HOST: address the write API listens on' }),
+  // At most the contract's 256 MiB: a MEE6 file is held whole as text while it is parsed.
+  importBodyLimitMb: PositiveInteger('IMPORT_BODY_LIMIT_MB: largest body of a write-API import, in MiB; past it 413', 256, 1, 256),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
     default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'
   })
@@ -92,6 +94,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   metricsPort: 'METRICS_PORT',
   adminPort: 'ADMIN_PORT',
   adminHost: 'ADMIN_HOST',
+  importBodyLimitMb: 'IMPORT_BODY_LIMIT_MB',
   corsOrigins: 'CORS_ORIGINS'
 }
 

@@ -80,6 +80,18 @@ t.test('real answers match the documented bodies', async (t) => {
   await check('removeMember', 'DELETE', `/servers/${G}/members/99`)
 })
 
+t.test('the import documents Idempotency-Key and its answers: a replay\'s header, 400, 409, 413 and 422', async (t) => {
+  const op = document.paths['/admin/v1/servers/{guild_id}/import']?.post as Operation & {
+    parameters: Array<{ in: string, name: string }>, responses: Record<string, { description: string, headers?: Record<string, unknown> }>
+  }
+  t.ok(op.parameters.some((p) => p.in === 'header' && p.name === 'idempotency-key'), 'the Idempotency-Key header')
+  t.ok(op.responses['200']?.headers?.['idempotent-replayed'] !== undefined, 'idempotent-replayed on a replay')
+  t.match(op.responses['400']?.description, /invalid_import_file/)
+  t.match(op.responses['409']?.description, /idempotency_key_in_use/)
+  t.match(op.responses['413']?.description, /payload_too_large/)
+  t.match(op.responses['422']?.description, /import_refused[\s\S]*idempotency_key_reused/)
+})
+
 t.test('GET /admin/v1/docs shows the write API\'s document, with no token', async (t) => {
   const page = await ctx.admin.inject({ url: '/admin/v1/docs' })
   const html = page.statusCode === 302 ? await ctx.admin.inject({ url: String(page.headers.location).replace(/^\.\//, '/admin/v1/docs/') }) : page

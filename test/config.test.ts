@@ -20,6 +20,7 @@ t.test('defaults when nothing is set', async (t) => {
     maxEventLoopDelayMs: 50,
     maxHeapUsedPercent: 90,
     outageLogIntervalMs: 30_000,
+    importBodyLimitMb: 256,
     corsOrigins: []
   })
   t.equal(config.redisUrl, undefined, 'no REDIS_URL means the local demo Redis')
@@ -92,7 +93,8 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY must be false, a hop count/],
     [{ SHUTDOWN_DRAIN_MS: '-1' }, /SHUTDOWN_DRAIN_MS must be >= 0/],
     [{ REQUEST_TIMEOUT_MS: '10' }, /REQUEST_TIMEOUT_MS must be >= 1000/],
-    [{ MAX_HEAP_USED_PERCENT: '120' }, /MAX_HEAP_USED_PERCENT must be <= 100/]
+    [{ MAX_HEAP_USED_PERCENT: '120' }, /MAX_HEAP_USED_PERCENT must be <= 100/],
+    [{ IMPORT_BODY_LIMIT_MB: '257' }, /IMPORT_BODY_LIMIT_MB must be <= 256/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'Error', message }, JSON.stringify(env))

@@ -9,12 +9,18 @@
 // IN_USE_WAIT_MS; then 409 idempotency_key_in_use). Member writes also name their operations
 // after the key (opIdFor), so even a retry past a lost claim is applied once by the writer.
 // A 5xx is not kept: the retry runs again, safely, by those operation ids.
+//
+// The hook serves the routes whose body is parsed before the handler (config.idempotent). The
+// import's body is a stream, read only as it is handled, so that route takes the key itself
+// (routes/admin/transfer.ts) with the functions the hook is made of, and sets
+// request.idempotency once it has read its body, for onSend to store its answer here.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, InvalidParameterError } from '../errors.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../schemas/admin.js'
+import type { RedisClient } from '../redis/client.js'
 
 /** How long a response is kept for a retry with the same key. */
 export const IDEMPOTENCY_WINDOW_MS = 10 * 60_000
@@ -24,22 +30,32 @@ const IN_USE_WAIT_MS = 5000
 const POLL_MS = 25
 const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN)
 
+/** What a key holds: the first request's claim (no status yet), then its answer. */
 interface Stored {
-  fingerprint: string
+  /** Absent from the claim of a request whose body is read only as it is handled. */
+  fingerprint?: string
   status?: number
   contentType?: string
   body?: string
 }
 
-interface Claim {
+/** The answer stored under a key, to be sent again. */
+export type StoredAnswer = Stored & { status: number }
+
+/** A request's Idempotency-Key as it is kept: per token. */
+export interface RequestKey {
   redisKey: string
-  fingerprint: string
   /** The base of the operation ids of this request's writes. */
   opBase: string
 }
 
+interface Claim extends RequestKey {
+  fingerprint: string
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The key this request claimed, with its fingerprint: onSend stores the answer under it. */
     idempotency: Claim | null
   }
   interface FastifyContextConfig {
@@ -58,37 +74,75 @@ export function opIdFor (request: FastifyRequest, index: number, given?: string)
   return request.idempotency === null ? undefined : `${request.idempotency.opBase}.${index}`
 }
 
+/**
+ * The request's Idempotency-Key, checked (400 invalid_parameter if malformed); undefined when it
+ * sends none, or has no token to keep it under.
+ */
+export function requestKeyOf (request: FastifyRequest): RequestKey | undefined {
+  const header = request.headers['idempotency-key']
+  if (header === undefined || request.token === null) return undefined
+  if (typeof header !== 'string' || !KEY.test(header)) {
+    throw new InvalidParameterError('Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -')
+  }
+  return {
+    redisKey: request.server.keys.idempotency(request.token.id, header),
+    opBase: createHash('sha256').update(`${request.token.id}:${header}`).digest('base64url').slice(0, 24)
+  }
+}
+
+/**
+ * The hash of a request's fingerprint, begun with its method and URL: the caller adds the body
+ * (as parsed, or its bytes as they stream in) and takes the digest (base64url).
+ */
+export function fingerprintHash (request: FastifyRequest): Hash {
+  return createHash('sha256').update(`${request.method} ${request.url}\n`)
+}
+
+/**
+ * Claims `key` for this request (null: it now holds it, as pending for PENDING_MS), or finds the
+ * answer of the first request that did. A claim still pending is waited for (IN_USE_WAIT_MS,
+ * then 409 idempotency_key_in_use). `fingerprint` is compared at once, with a pending claim too
+ * (another request: 422 idempotency_key_reused); a route that has not read its body yet passes
+ * none, claims without one, and compares the answer's fingerprint itself once it has.
+ */
+export async function claimOrFind (redis: RedisClient, key: RequestKey, fingerprint?: string): Promise<StoredAnswer | null> {
+  const deadline = Date.now() + IN_USE_WAIT_MS
+  for (;;) {
+    if (await redis.set(key.redisKey, JSON.stringify({ fingerprint }), 'PX', PENDING_MS, 'NX') === 'OK') return null
+    const raw = await redis.get(key.redisKey)
+    if (raw === null) continue // expired in between: claim it
+    const stored = JSON.parse(raw) as Stored
+    if (fingerprint !== undefined && stored.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError()
+    if (stored.status !== undefined) return { ...stored, status: stored.status }
+    if (Date.now() >= deadline) throw new IdempotencyKeyInUseError()
+    await sleep(POLL_MS)
+  }
+}
+
+/** Sends a stored answer again, marked `idempotent-replayed: true`. */
+export async function replay (reply: FastifyReply, answer: StoredAnswer): Promise<FastifyReply> {
+  reply.code(answer.status).header('idempotent-replayed', 'true')
+  if (answer.contentType !== undefined) reply.type(answer.contentType)
+  return await reply.send(answer.body)
+}
+
+/** Frees a claim that will get no answer: a retry runs as a first request. */
+export async function releaseClaim (redis: RedisClient, key: RequestKey): Promise<void> {
+  await redis.del(key.redisKey)
+}
+
 export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
-  const { redisClient: redis, keys } = fastify
+  const { redisClient: redis } = fastify
   fastify.decorateRequest('idempotency', null)
 
   fastify.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers['idempotency-key']
-    if (header === undefined || request.routeOptions.config.idempotent !== true || request.token === null) return
-    if (typeof header !== 'string' || !KEY.test(header)) {
-      throw new InvalidParameterError('Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -')
-    }
-    const fingerprint = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('base64url')
-    const redisKey = keys.idempotency(request.token.id, header)
-    const deadline = Date.now() + IN_USE_WAIT_MS
-    for (;;) {
-      if (await redis.set(redisKey, JSON.stringify({ fingerprint }), 'PX', PENDING_MS, 'NX') === 'OK') {
-        const opBase = createHash('sha256').update(`${request.token.id}:${header}`).digest('base64url').slice(0, 24)
-        request.idempotency = { redisKey, fingerprint, opBase }
-        return
-      }
-      const raw = await redis.get(redisKey)
-      if (raw === null) continue // expired in between: claim it
-      const stored = JSON.parse(raw) as Stored
-      if (stored.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError()
-      if (stored.status !== undefined) {
-        reply.code(stored.status).header('idempotent-replayed', 'true')
-        if (stored.contentType !== undefined) reply.type(stored.contentType)
-        return await reply.send(stored.body)
-      }
-      if (Date.now() >= deadline) throw new IdempotencyKeyInUseError()
-      await sleep(POLL_MS)
-    }
+    if (request.routeOptions.config.idempotent !== true) return
+    const key = requestKeyOf(request)
+    if (key === undefined) return
+    const fingerprint = fingerprintHash(request).update(JSON.stringify(request.body ?? null)).digest('base64url')
+    const answer = await claimOrFind(redis, key, fingerprint)
+    if (answer !== null) return await replay(reply, answer)
+    request.idempotency = { ...key, fingerprint }
   })
 
   fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -96,7 +150,7 @@ export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
     if (claim === null) return payload
     request.idempotency = null // once
     if (reply.statusCode >= 500) {
-      await redis.del(claim.redisKey)
+      await releaseClaim(redis, claim)
       return payload
     }
     const contentType = reply.getHeader('content-type')

@@ -209,8 +209,11 @@ export const responses = {
     ...adminErrors
   },
   imported: {
-    200: response(ImportResult, 'Imported; bad rows skipped and listed', headers),
-    422: errorResponse('`import_refused`: with strict=true, the file had bad rows; nothing was written'),
-    ...adminErrors
+    200: response(ImportResult, 'Imported; bad rows skipped and listed', replayHeaders),
+    ...adminErrors,
+    400: errorResponse('`invalid_import_file`: the body cannot be read as a whole (not JSON, no CSV header naming the columns); or `invalid_parameter`: a path, query or header value out of its bounds'),
+    409: idempotencyErrors[409],
+    413: errorResponse('`payload_too_large`: the body is over the import limit (256 MiB, or IMPORT_BODY_LIMIT_MB); nothing written when its Content-Length said so'),
+    422: errorResponse('`import_refused`: with strict=true, the file had bad rows; nothing was written. Or `idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
   }
 }

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream'
 import { text as readAll } from 'node:stream/consumers'
 import { CsvError, parse, type Parser } from 'csv-parse'
 import { isSafeNumber, parse as parseLossless } from 'lossless-json'
-import { ImportFileError } from '../errors.js'
+import { ImportFileError, LeaderboardError } from '../errors.js'
 import { type ImportOptions, type ImportProgress, type ImportSummary, importMembers, type SourceRow } from './import-members.js'
 import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 
@@ -221,6 +221,9 @@ export async function openImportStream (input: Readable, format: ImportFormat, n
   try {
     text = await readAll(input)
   } catch (err) {
+    // A refusal the stream itself raised (the write API's body limit, 413) is passed on as it is;
+    // only a failure to read (a file gone, a stream cut) makes the input unreadable.
+    if (err instanceof LeaderboardError) throw err
     throw new ImportFileError(`cannot read ${name}: ${(err as Error).message}`)
   }
   let json: unknown
