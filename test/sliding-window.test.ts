@@ -1,5 +1,5 @@
 // The sliding-window limiter (src/redis/commands/sliding-window-1.lua through SlidingWindow.hit)
-// against a real redis-server, with windows of 1-3 s: the limit, the span property, the 95%
+// against a real redis-server, with windows of 1-4 s: the limit, the span property, the 95%
 // client, refusals not counted, the reset it reports, bounded memory, and a count shared by
 // every connection.
 import t from 'tap'
@@ -142,22 +142,24 @@ async function evenClient (key: string, limit: number, windowMs: number, interva
   return { sentAt, refusedAt }
 }
 
-t.test('a client spreading requests evenly at 95% of its limit (100 per 2 s) is never refused over 4 windows', async (t) => {
-  const limit = 100
-  const windowMs = 2000
+t.test('a client spreading requests evenly at 95% of its limit (200 per 4 s) is never refused over 3 windows', async (t) => {
+  const limit = 200
+  // 4 s windows: a process descheduled for a few hundred ms on a loaded machine (tests run four
+  // files at once on two cores) loses a smaller share of the window, so a run stays near 95%.
+  const windowMs = 4000
   const interval = windowMs / (0.95 * limit)
-  const total = Math.round(4 * 0.95 * limit)
+  const total = Math.round(3 * 0.95 * limit)
   // On a loaded machine late timers and slow round trips can hold the client well below 95%,
   // where passing proves little: such a run still must not be refused, and is run again (up to
   // three times) until one comes near the limit.
   let busiest = 0
-  for (let attempt = 1; attempt <= 3 && busiest < 80; attempt++) {
+  for (let attempt = 1; attempt <= 3 && busiest < 0.8 * limit; attempt++) {
     const { sentAt, refusedAt } = await evenClient(newKey(), limit, windowMs, interval, total)
     const runBusiest = busiestSpan(sentAt, windowMs)
     t.same(refusedAt, [], `run ${attempt}: none of ${total} evenly spaced requests refused (busiest ${windowMs} ms: ${runBusiest} requests)`)
     busiest = Math.max(busiest, runBusiest)
   }
-  t.ok(busiest >= 80, `the client did run near 95% of its limit (busiest ${windowMs} ms: ${busiest} requests)`)
+  t.ok(busiest >= 0.8 * limit, `the client did run near 95% of its limit (busiest ${windowMs} ms: ${busiest} of ${limit})`)
 })
 
 t.test('the reset of a refusal is when one more is admitted: sleeping it (exactly, or rounded up to whole seconds) admits the next hit', async (t) => {
