@@ -65,7 +65,11 @@ function poll (app: TestApp['app'], key: string, urls: string[], count = 8) {
 
 async function arrange (t: Test) {
   // No response cache, so that every poll reads Redis; a limit no poller reaches.
-  const test = await buildTestApp(t, cluster.url, { redisCluster: true, responseCacheMb: 0, planLimits: { free: 100, starter: 1000, professional: 100_000_000 } })
+  // The production default timeout (the test apps' own is 10 s): while no node serves the slot
+  // in a failover, a poller's request waits that long, then is answered 503.
+  const test = await buildTestApp(t, cluster.url, {
+    redisCluster: true, responseCacheMb: 0, redisCommandTimeoutMs: 500, planLimits: { free: 100, starter: 1000, professional: 100_000_000 }
+  })
   for (let i = 0; i < 300; i++) await test.writer.awardXp({ guildId: GUILD, userId: String(1000 + i), xp: 10 + i, username: `member ${i}` })
   const { id, key } = await test.apiKeys.create({ guildId: GUILD, plan: 'professional' })
   const urls = [`${API}/leaderboard?limit=20`, `${API}/members/1100`, `${API}/stats`, `${API}/members/1100/around?radius=3`, `${API}/leaderboard?period=week`]

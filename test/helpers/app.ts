@@ -26,9 +26,17 @@ let prefixes = 0
 export async function buildTestApp (t: Test, redisUrl: string, overrides: Partial<Config> = {},
   prepare?: (app: ReturnType<typeof buildApp>) => void): Promise<TestApp> {
   // No load shedding unless a test asks for it (test/load-shedding.test.ts): on a busy CI machine
-  // the event loop of a test process can lag past the production threshold.
+  // the event loop of a test process can lag past the production threshold. For the same reason
+  // Redis has 10 s to answer (the production default, 500 ms, is passed by a loaded machine's
+  // Redis at times, which would make a 503); tests of a slow Redis set their own.
   const config = parseConfig({
-    redisUrl, logLevel: 'silent', redisPrefix: `t${process.pid}-${prefixes++}`, maxEventLoopDelayMs: 0, maxInFlight: 0, ...overrides
+    redisUrl,
+    logLevel: 'silent',
+    redisPrefix: `t${process.pid}-${prefixes++}`,
+    maxEventLoopDelayMs: 0,
+    maxInFlight: 0,
+    redisCommandTimeoutMs: 10_000,
+    ...overrides
   })
   const app = buildApp(config)
   t.teardown(async () => { await app.close() })
