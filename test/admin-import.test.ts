@@ -23,9 +23,13 @@ const MIB = 1024 * 1024
 
 interface Answer { status: number, headers: Headers, raw: string, body: Record<string, unknown> }
 
-/** The write API with a 1 MiB import limit, listening on a free port, and a transfer token. */
+/**
+ * The write API with a 1 MiB import limit, listening on a free port, and a transfer token. A
+ * minute for each request: bodies stream in many chunks, which a loaded machine (a CPU burner on
+ * every core) sent past the 10 s default, answering 408 where a test pins another answer.
+ */
 async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ ctx: TestAdmin, url: string, token: string }> {
-  const ctx = await buildTestAdmin(t, server.url, { importBodyLimitMb: 1, ...overrides })
+  const ctx = await buildTestAdmin(t, server.url, { importBodyLimitMb: 1, requestTimeoutMs: 60_000, ...overrides })
   const address = await ctx.admin.listen({ port: 0, host: '127.0.0.1' })
   return { ctx, url: `${address}/admin/v1/servers/${G}/import`, token: await ctx.token('*', ['transfer']) }
 }
@@ -188,7 +192,7 @@ t.test('Idempotency-Key: a refused file is answered again too; its fingerprint c
 })
 
 t.test('Idempotency-Key: a retry while the first import runs waits for its answer, up to 5 s, then 409 idempotency_key_in_use', async (t) => {
-  const { ctx, url, token } = await listening(t, { requestTimeoutMs: 30_000 })
+  const { ctx, url, token } = await listening(t)
   const csv = csvOf(300, 0, 3)
   const key = { 'idempotency-key': 'slow-1' }
   let release = (): void => {}
