@@ -4,6 +4,10 @@ import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { isIP } from 'node:net'
 import { DEFAULT_PLAN_LIMITS } from './api-keys/plans.js'
+import { ConfigError, DEFAULT_REDIS_PREFIX, envBoolean, REDIS_PREFIX_PATTERN, redisUrlProblem } from './redis-settings.js'
+
+// The Redis settings are read by rules of their own module, which the CLI loads without TypeBox.
+export { ConfigError, loadRedisConfig, type RedisConfig } from './redis-settings.js'
 
 /** A whole number from `minimum` (1 or more) to `maximum`. */
 function PositiveInteger (description: string, defaultValue: number, minimum = 1, maximum = 2 ** 31) {
@@ -21,7 +25,7 @@ export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1, default: '127.0.0.1', description: 'HOST: address to listen on' }),
   redisUrl: Type.Optional(Type.String({ minLength: 1, description: 'REDIS_URL: unset means the local demo Redis' })),
   redisCluster: Type.Boolean({ default: false, description: 'REDIS_CLUSTER: REDIS_URL lists Redis Cluster seed nodes' }),
-  redisPrefix: Type.String({ pattern: '^[A-Za-z0-9:._-]{1,64}$', default: 'lb', description: 'REDIS_PREFIX: prefix of every key' }),
+  redisPrefix: Type.String({ pattern: REDIS_PREFIX_PATTERN, default: DEFAULT_REDIS_PREFIX, description: 'REDIS_PREFIX: prefix of every key' }),
   redisCommandTimeoutMs: PositiveInteger('REDIS_COMMAND_TIMEOUT_MS: slowest Redis answer before 503', 500, 10, 60_000),
   logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'LOG_LEVEL' }),
   planLimits: Type.Object({
@@ -98,8 +102,6 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   corsOrigins: 'CORS_ORIGINS'
 }
 
-export class ConfigError extends Error {}
-
 const UNSAFE_TRUST_PROXY = 'TRUST_PROXY=true is refused as unsafe: any client could choose its own address ' +
   'through X-Forwarded-For. Give the number of proxies in front of the service (TRUST_PROXY=1) or their ' +
   'addresses and CIDRs (TRUST_PROXY=10.0.0.0/8,192.168.1.7)'
@@ -129,9 +131,8 @@ function isOrigin (text: string): boolean {
 function semanticProblems (input: Record<string, unknown>): string[] {
   const problems: string[] = []
   const { redisUrl, trustProxy, corsOrigins } = input
-  if (typeof redisUrl === 'string' && !redisUrl.split(',').every((url) => /^rediss?:\/\/[^\s/]/.test(url.trim()))) {
-    problems.push('REDIS_URL must be redis://[user:password@]host:port[/db] or rediss://… (comma-separated seeds for a cluster)')
-  }
+  const urlProblem = redisUrlProblem(redisUrl)
+  if (urlProblem !== undefined) problems.push(urlProblem)
   if (trustProxy === true || trustProxy === 'true') problems.push(UNSAFE_TRUST_PROXY)
   if (Array.isArray(trustProxy)) {
     const bad = trustProxy.filter((entry) => typeof entry !== 'string' || !isProxySpec(entry))
@@ -187,6 +188,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       } catch {
         throw new ConfigError('invalid configuration: PLAN_LIMITS must be JSON such as {"free":100,"starter":1000,"professional":10000}')
       }
+    } else if (field === 'redisCluster') {
+      input[field] = envBoolean(raw)
     } else if (field === 'trustProxy') {
       input[field] = parseTrustProxy(raw)
     } else if (field === 'corsOrigins') {
@@ -196,19 +199,4 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   return parseConfig(input)
-}
-
-/** What the CLI needs: the Redis settings, read by the same rules as the server's. */
-export type RedisConfig = Pick<Config, 'redisUrl' | 'redisCluster' | 'redisPrefix'>
-
-/**
- * The Redis settings (REDIS_URL, REDIS_CLUSTER, REDIS_PREFIX) alone, through loadConfig, so the
- * CLI and the server read them alike (`REDIS_CLUSTER=TRUE` is true to both) and a setting only
- * the server uses cannot stop the CLI.
- */
-export function loadRedisConfig (env: NodeJS.ProcessEnv = process.env): RedisConfig {
-  const { redisUrl, redisCluster, redisPrefix } = loadConfig({
-    REDIS_URL: env.REDIS_URL, REDIS_CLUSTER: env.REDIS_CLUSTER, REDIS_PREFIX: env.REDIS_PREFIX
-  })
-  return { redisUrl, redisCluster, redisPrefix }
 }

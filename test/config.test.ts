@@ -108,6 +108,19 @@ t.test('the CLI\'s Redis settings are read by the server\'s rules: the same spel
     const server = loadConfig(env)
     t.same(loadRedisConfig(env), { redisUrl: server.redisUrl, redisCluster: server.redisCluster, redisPrefix: 'p' }, `REDIS_CLUSTER=${value}`)
   }
+  // The CLI reads these three without TypeBox (src/redis-settings.ts): every spelling, good or
+  // bad, gets the server's answer, or the server's message.
+  const outcome = (read: () => unknown): unknown => { try { return read() } catch (err) { return (err as Error).message } }
+  const spellings: NodeJS.ProcessEnv[] = [
+    {}, { REDIS_CLUSTER: '' }, { REDIS_CLUSTER: 'tRuE' }, { REDIS_CLUSTER: 'yes' }, { REDIS_CLUSTER: ' true' }, { REDIS_CLUSTER: '2' },
+    { REDIS_PREFIX: '' }, { REDIS_PREFIX: 'a:b.c_d-9' }, { REDIS_PREFIX: 'x'.repeat(64) }, { REDIS_PREFIX: 'x'.repeat(65) }, { REDIS_PREFIX: 'a b' },
+    { REDIS_CLUSTER: 'maybe', REDIS_PREFIX: 'a{b}' }, { REDIS_URL: 'redis://h:1', REDIS_PREFIX: 'ok' }, { REDIS_URL: 'http://h:1', REDIS_CLUSTER: 'maybe' },
+    { REDIS_URL: 'redis://a:1, redis://b:2', REDIS_CLUSTER: '1' }, { REDIS_URL: 'rediss://u:p@h:1/2' }, { REDIS_URL: '' }
+  ]
+  for (const env of spellings) {
+    const server = outcome(() => { const { redisUrl, redisCluster, redisPrefix } = loadConfig(env); return { redisUrl, redisCluster, redisPrefix } })
+    t.same(outcome(() => loadRedisConfig(env)), server, `${JSON.stringify(env)}: ${JSON.stringify(server)}`)
+  }
   t.equal(loadRedisConfig({ REDIS_CLUSTER: 'TRUE' }).redisCluster, true, 'TRUE is true, to the CLI too')
   t.same(loadRedisConfig({}), { redisUrl: undefined, redisCluster: false, redisPrefix: 'lb' }, 'defaults')
   t.throws(() => loadRedisConfig({ REDIS_CLUSTER: 'maybe' }), { message: 'invalid configuration: REDIS_CLUSTER must be boolean' })

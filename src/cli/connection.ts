@@ -1,7 +1,7 @@
 // The CLI's Redis connection, from REDIS_URL, REDIS_PREFIX and REDIS_CLUSTER read by the
 // server's own parser: awaited with a deadline first so an unreachable Redis is one clear line
 // after seconds, not a hang, and always disconnected so the process can exit.
-import { ConfigError, loadRedisConfig } from '../config.js'
+import { ConfigError, loadRedisConfig } from '../redis-settings.js'
 import { createRedis, type RedisClient } from '../redis/client.js'
 import { KeyBuilder } from '../redis/keys.js'
 
