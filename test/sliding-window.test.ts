@@ -129,7 +129,7 @@ async function until (due: number): Promise<void> {
 const IN_FLIGHT = 4
 
 /**
- * A client sending `total` requests to `key` on a schedule of one every `interval` ms, at most
+ * A client sending `total` requests to `key` on a schedule of `perWindow` a window, at most
  * `perWindow` in any span of its own time as long as the limiter may count (the window plus a
  * slice: coverageOf), with up to IN_FLIGHT unanswered; when each was sent, and which were refused.
  * - A late timer or a descheduled process puts it behind schedule; it catches up (never two
@@ -140,7 +140,8 @@ const IN_FLIGHT = 4
  *   sent only after the one IN_FLIGHT before it was judged, so any window of Redis's time (which
  *   stamps a hit when it runs it) holds at most `perWindow` + IN_FLIGHT of its requests.
  */
-async function evenClient (key: string, limit: number, windowMs: number, interval: number, perWindow: number, total: number): Promise<{ sentAt: number[], refusedAt: number[] }> {
+async function evenClient (key: string, limit: number, windowMs: number, perWindow: number, total: number): Promise<{ sentAt: number[], refusedAt: number[] }> {
+  const interval = windowMs / perWindow
   const start = performance.now()
   const sentAt: number[] = []
   const refusedAt: number[] = []
@@ -165,14 +166,14 @@ t.test('a client spreading requests evenly at 95% of its limit (200 per 4 s) is 
   // share of the window. The margin: at most 190 requests in the span the limiter counts (4.1 s),
   // plus the IN_FLIGHT that slow answers may let Redis run together, stays under 200.
   const windowMs = 4000
-  const interval = windowMs / (0.95 * limit)
-  const total = Math.round(3 * 0.95 * limit)
+  const perWindow = Math.floor(0.95 * limit)
+  const total = 3 * perWindow
   // On a loaded machine late timers and slow round trips can hold the client well below 95%,
   // where passing proves little: such a run still must not be refused, and is run again (up to
   // three times) until one comes near the limit.
   let busiest = 0
   for (let attempt = 1; attempt <= 3 && busiest < 0.8 * limit; attempt++) {
-    const { sentAt, refusedAt } = await evenClient(newKey(), limit, windowMs, interval, Math.floor(0.95 * limit), total)
+    const { sentAt, refusedAt } = await evenClient(newKey(), limit, windowMs, perWindow, total)
     const runBusiest = busiestSpan(sentAt, windowMs)
     t.same(refusedAt, [], `run ${attempt}: none of ${total} evenly spaced requests refused (busiest ${windowMs} ms: ${runBusiest} requests)`)
     busiest = Math.max(busiest, runBusiest)
