@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { Cluster, Redis } from 'ioredis'
+import { fixScriptCommand, installIoredisGcFix, type ScriptLike } from './ioredis-gc-fix.js'
 
 const COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url))
 const INCLUDE = /^--- @include "([a-z0-9-]+)"$/m
@@ -63,10 +64,15 @@ export function scripts (): ScriptDefinition[] {
 
 /**
  * Registers every script on `client`. Idempotent: createRedis calls it, and so does every class
- * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too.
+ * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too. Each
+ * command, and ioredis's commands and pipelines, go without the old-generation objects that made
+ * young collections slow (./ioredis-gc-fix.ts).
  */
 export function defineCommands (client: Redis | Cluster): void {
+  installIoredisGcFix()
   for (const { name, numberOfKeys, lua } of scripts()) {
-    if (!(name in client)) client.defineCommand(name, { numberOfKeys, lua })
+    if (name in client) continue
+    client.defineCommand(name, { numberOfKeys, lua })
+    fixScriptCommand((client as unknown as { scriptsSet: Record<string, ScriptLike> }).scriptsSet[name] as ScriptLike)
   }
 }
