@@ -18,6 +18,11 @@ import { tokenId } from '../src/tokens/token-store.js'
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 
+// The tests run side by side: each has an app (its own key prefix, tokens and idempotency keys)
+// listening on a port of its own. Apps are built one at a time (oneAtATime), and the two tests
+// that hold the event loop for over a second (at the end of the file) run alone.
+t.jobs = 8
+
 const G = '6200000000000000001'
 const MIB = 1024 * 1024
 
@@ -68,6 +73,36 @@ function isPayloadTooLarge (t: Test, res: Answer, what: string): void {
   t.same(Object.keys(res.body).sort(), ['code', 'error', 'message', 'statusCode'], `${what}: the error shape`)
   t.match(res.body, { statusCode: 413, error: 'Payload Too Large', code: 'payload_too_large', message: 'the file is over 1 MiB' }, what)
 }
+
+// First, so that its five seconds of waiting overlap the tests after it.
+t.test('Idempotency-Key: a retry while the first import runs waits for its answer, up to 5 s, then 409 idempotency_key_in_use', async (t) => {
+  const { ctx, url, token } = await listening(t)
+  const csv = csvOf(300, 0, 3)
+  const key = { 'idempotency-key': 'slow-1' }
+  let release = (): void => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  async function * slowly () { // half the file, then the rest when released
+    yield csv.slice(0, 100)
+    await held
+    yield csv.slice(100)
+  }
+  const first = streamed(url, token, 'format=csv', slowly(), key)
+  for (let i = 0; i < 200 && await ctx.redis.exists(stored(ctx, token, 'slow-1')) === 0; i++) await sleep(10)
+  const started = Date.now()
+  const inUse = await streamed(url, token, 'format=csv', [csv], key)
+  t.equal(inUse.status, 409)
+  t.match(inUse.body, { code: 'idempotency_key_in_use' })
+  t.ok(Number(inUse.headers.get('retry-after')) >= 1, 'with retry-after')
+  t.ok(Date.now() - started >= 4900, `after waiting ${Date.now() - started} ms`)
+  const waiting = streamed(url, token, 'format=csv', [csv], key)
+  await sleep(300)
+  release()
+  const [answer, replayed] = await Promise.all([first, waiting])
+  t.match(answer, { status: 200, body: { imported: 4 } })
+  t.equal(replayed.status, 200, 'the waiting retry gets the first answer')
+  t.equal(replayed.raw, answer.raw)
+  t.equal(replayed.headers.get('idempotent-replayed'), 'true')
+})
 
 t.test('IMPORT_BODY_LIMIT_MB: a streamed CSV over the limit is 413 payload_too_large and writes nothing; one at the limit is imported', async (t) => {
   const { ctx, url, token } = await listening(t)
@@ -162,64 +197,6 @@ t.test('Idempotency-Key: the same key and body import once and answer the first 
   t.match(await streamed(url, token, 'format=csv', [csv], { 'idempotency-key': 'bad key!' }), { status: 400, body: { code: 'invalid_parameter' } })
 })
 
-t.test('a file refused before its end is answered at once, and closes its connection, which the unread rest would hold up (75 s, and a shutdown with it)', async (t) => {
-  const { ctx, url, token } = await listening(t)
-  // No user_id column: refused at the header, the rest unread by the import (300 KB, many chunks).
-  const file = 'id,name\n' + 'x\n'.repeat(150_000)
-  const refused = await streamed(url, token, 'format=csv', inChunks(file))
-  t.match(refused, { status: 400, body: { code: 'invalid_import_file' } })
-  t.equal(refused.headers.get('connection'), 'close')
-  const started = Date.now()
-  await ctx.admin.close()
-  t.ok(Date.now() - started < 5000, `the service closed in ${Date.now() - started} ms`)
-})
-
-t.test('Idempotency-Key: a refused file is answered again too; its fingerprint covers the body past where the import stopped', async (t) => {
-  const { ctx, url, token } = await listening(t)
-  const key = { 'idempotency-key': 'refused-1' }
-  // No user_id column: refused at the header, the rest unread by the import (300 KB, many chunks).
-  const rest = 'x\n'.repeat(150_000)
-  const file = 'id,name\n' + rest
-  const first = await streamed(url, token, 'format=csv', inChunks(file), key)
-  t.match(first, { status: 400, body: { code: 'invalid_import_file' } })
-  const again = await streamed(url, token, 'format=csv', inChunks(file), key)
-  t.equal(again.status, 400)
-  t.equal(again.raw, first.raw)
-  t.equal(again.headers.get('idempotent-replayed'), 'true')
-  t.match(await streamed(url, token, 'format=csv', inChunks('id,name\n' + rest.slice(2) + 'y\n'), key), { status: 422, body: { code: 'idempotency_key_reused' } },
-    'a body that differs only past the header is another request')
-  t.equal(await ctx.redis.exists(ctx.keys.guild(G).board), 0)
-})
-
-t.test('Idempotency-Key: a retry while the first import runs waits for its answer, up to 5 s, then 409 idempotency_key_in_use', async (t) => {
-  const { ctx, url, token } = await listening(t)
-  const csv = csvOf(300, 0, 3)
-  const key = { 'idempotency-key': 'slow-1' }
-  let release = (): void => {}
-  const held = new Promise<void>((resolve) => { release = resolve })
-  async function * slowly () { // half the file, then the rest when released
-    yield csv.slice(0, 100)
-    await held
-    yield csv.slice(100)
-  }
-  const first = streamed(url, token, 'format=csv', slowly(), key)
-  for (let i = 0; i < 200 && await ctx.redis.exists(stored(ctx, token, 'slow-1')) === 0; i++) await sleep(10)
-  const started = Date.now()
-  const inUse = await streamed(url, token, 'format=csv', [csv], key)
-  t.equal(inUse.status, 409)
-  t.match(inUse.body, { code: 'idempotency_key_in_use' })
-  t.ok(Number(inUse.headers.get('retry-after')) >= 1, 'with retry-after')
-  t.ok(Date.now() - started >= 4900, `after waiting ${Date.now() - started} ms`)
-  const waiting = streamed(url, token, 'format=csv', [csv], key)
-  await sleep(300)
-  release()
-  const [answer, replayed] = await Promise.all([first, waiting])
-  t.match(answer, { status: 200, body: { imported: 4 } })
-  t.equal(replayed.status, 200, 'the waiting retry gets the first answer')
-  t.equal(replayed.raw, answer.raw)
-  t.equal(replayed.headers.get('idempotent-replayed'), 'true')
-})
-
 t.test('Idempotency-Key: a first import cut off midway leaves no claim, so its retry imports; a body over the limit keeps none either', async (t) => {
   const { ctx, url, token } = await listening(t)
   const csv = csvOf(300, 0, 3)
@@ -244,4 +221,36 @@ t.test('Idempotency-Key: a first import cut off midway leaves no claim, so its r
   isPayloadTooLarge(t, await streamed(url, token, 'format=csv', inChunks(csvOf(MIB + 1)), over), 'over the limit')
   t.equal(await ctx.redis.exists(stored(ctx, token, 'over-1')), 0, 'no answer kept: the body was not read whole')
   t.equal((await streamed(url, token, 'format=csv', [csv], over)).headers.get('idempotent-replayed'), null, 'the key is free for the retry')
+})
+
+// The last two run alone (buffered: false), after the others: the 150,000 rows refused hold this
+// process's event loop for over a second, which would stall every test beside them (their apps'
+// Redis commands have 10 s, but their requests' own timeouts and waits are shorter).
+t.test('a file refused before its end is answered at once, and closes its connection, which the unread rest would hold up (75 s, and a shutdown with it)', { buffered: false }, async (t) => {
+  const { ctx, url, token } = await listening(t)
+  // No user_id column: refused at the header, the rest unread by the import (300 KB, many chunks).
+  const file = 'id,name\n' + 'x\n'.repeat(150_000)
+  const refused = await streamed(url, token, 'format=csv', inChunks(file))
+  t.match(refused, { status: 400, body: { code: 'invalid_import_file' } })
+  t.equal(refused.headers.get('connection'), 'close')
+  const started = Date.now()
+  await ctx.admin.close()
+  t.ok(Date.now() - started < 5000, `the service closed in ${Date.now() - started} ms`)
+})
+
+t.test('Idempotency-Key: a refused file is answered again too; its fingerprint covers the body past where the import stopped', { buffered: false }, async (t) => {
+  const { ctx, url, token } = await listening(t)
+  const key = { 'idempotency-key': 'refused-1' }
+  // No user_id column: refused at the header, the rest unread by the import (300 KB, many chunks).
+  const rest = 'x\n'.repeat(150_000)
+  const file = 'id,name\n' + rest
+  const first = await streamed(url, token, 'format=csv', inChunks(file), key)
+  t.match(first, { status: 400, body: { code: 'invalid_import_file' } })
+  const again = await streamed(url, token, 'format=csv', inChunks(file), key)
+  t.equal(again.status, 400)
+  t.equal(again.raw, first.raw)
+  t.equal(again.headers.get('idempotent-replayed'), 'true')
+  t.match(await streamed(url, token, 'format=csv', inChunks('id,name\n' + rest.slice(2) + 'y\n'), key), { status: 422, body: { code: 'idempotency_key_reused' } },
+    'a body that differs only past the header is another request')
+  t.equal(await ctx.redis.exists(ctx.keys.guild(G).board), 0)
 })

@@ -19,14 +19,19 @@ t.teardown(async () => { await server.close() })
 const raw = new Redis(server.url)
 t.teardown(() => { raw.disconnect() })
 
+// The tests run side by side: each app counts failures under a key prefix of its own, only the
+// second draws from `random`, and the one that weighs Redis's memory (INFO, server-wide) has a
+// server of its own. Apps are built one at a time (oneAtATime).
+t.jobs = 6
+
 const GUILD = '1400000000000000001'
 const STATS = `/api/v1/servers/${GUILD}/stats`
 const LIMIT = 5
 const BAD_KEY = `lbk_0123456789abcdef_${'A'.repeat(32)}`
 const random = new Random(8)
 
-async function setup (t: Test, overrides: Partial<Config> = {}): Promise<TestApp> {
-  return await buildTestApp(t, server.url, { authFailureLimit: LIMIT, authFailureWindowMs: 60_000, ...overrides })
+async function setup (t: Test, overrides: Partial<Config> = {}, redisUrl = server.url): Promise<TestApp> {
+  return await buildTestApp(t, redisUrl, { authFailureLimit: LIMIT, authFailureWindowMs: 60_000, ...overrides })
 }
 
 interface From {
@@ -55,8 +60,8 @@ async function failuresBeforeRefusal (app: TestApp['app'], from: () => From, max
   return null
 }
 
-async function authFailureKeys (app: TestApp['app']): Promise<string[]> {
-  return await allKeys(raw, `${app.config.redisPrefix}:*auth-failures`)
+async function authFailureKeys (app: TestApp['app'], on = raw): Promise<string[]> {
+  return await allKeys(on, `${app.config.redisPrefix}:*auth-failures`)
 }
 
 t.test('addresses are parsed IPs: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 by its /64, anything else null', async (t) => {
@@ -135,14 +140,19 @@ t.test('a key in active use keeps working from an address past the limit; unknow
 })
 
 t.test('X-Forwarded-For floods leave Redis bounded: one counter per address, no header text in key names', async (t) => {
-  const { app } = await setup(t, { trustProxy: 1, authFailureLimit: 10_000 })
+  // A server of its own: its used_memory would count the other tests' keys and connections.
+  const own = await RedisServer.start()
+  t.teardown(async () => { await own.close() })
+  const raw = new Redis(own.url)
+  t.teardown(() => { raw.disconnect() })
+  const { app } = await setup(t, { trustProxy: 1, authFailureLimit: 10_000 }, own.url)
   const before = Number(/used_memory:(\d+)/.exec(await raw.info('memory'))?.[1])
   const hostile = ['hello}{world:*?[x]', '{a}', '*', '1.2.3.4}{', '::ffff:1.2.3.4]', '\u00e9t\u00e9']
   for (let i = 0; i < 300; i++) {
     const xff = i % 3 === 0 ? 'x'.repeat(12_000) : `${hostile[i % hostile.length] ?? ''}${i}`
     t.equal((await get(app, BAD_KEY, { socket: '127.0.0.1', xff })).status, 401)
   }
-  const keys = await authFailureKeys(app)
+  const keys = await authFailureKeys(app, raw)
   t.same(keys, [`${app.config.redisPrefix}:{a:127.0.0.1}:auth-failures`], 'unparseable addresses fall back to the socket: one key')
   const after = Number(/used_memory:(\d+)/.exec(await raw.info('memory'))?.[1])
   t.ok(after - before < 512 * 1024, `Redis grew by ${after - before} bytes for 300 requests with up to 12 KB of X-Forwarded-For`)

@@ -9,6 +9,10 @@ import { buildTestApp, type TestApp } from './helpers/app.js'
 import { built } from './helpers/built.js'
 import { LeaderboardApiError, LeaderboardClient, type LiveUpdate } from '../src/client/index.js'
 
+// The subtests run side by side: each app works under a key prefix of its own on the shared
+// server, drops only its own connections, and nothing reads the server as a whole.
+t.jobs = 5
+
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 

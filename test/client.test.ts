@@ -10,6 +10,11 @@ import { buildTestApp, type TestApp } from './helpers/app.js'
 import { LeaderboardApiError, LeaderboardClient, type LeaderboardClientOptions, type RetryInfo } from '../src/client/index.js'
 import type { Config } from '../src/config.js'
 
+// The subtests run side by side: each app works under a key prefix of its own (its own keys and
+// quotas) on the shared server, proxies and stub servers are on ports of their own, and nothing
+// reads the server as a whole.
+t.jobs = 6
+
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 

@@ -12,8 +12,19 @@ import { dailyRecord } from '../src/seed/daily-claims.js'
 import { scripts } from '../src/redis/scripts.js'
 import { createHash } from 'node:crypto'
 
+// The subtests run side by side: each fleet works under a key prefix of its own, and the three
+// that count a whole server's commands (MONITOR, INFO stats) have a redis-server of their own.
+t.jobs = 6
+
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
+
+/** A redis-server for one subtest alone: for counts of the whole server's commands. */
+async function ownServer (t: Test): Promise<RedisServer> {
+  const own = await RedisServer.start()
+  t.teardown(async () => { await own.close() })
+  return own
+}
 
 const GUILD = '1200000000000000001'
 const API = `/api/v1/servers/${GUILD}`
@@ -26,10 +37,10 @@ let prefixes = 0
 interface Fixture extends TestApp { key: string }
 
 /** `count` app instances sharing one Redis prefix (as a fleet shares a Redis), and a key. */
-async function fleet (t: Test, count: number, overrides: Record<string, unknown> = {}): Promise<{ apps: Fixture[], key: string }> {
+async function fleet (t: Test, count: number, overrides: Record<string, unknown> = {}, redisUrl = server.url): Promise<{ apps: Fixture[], key: string }> {
   const redisPrefix = `cond${process.pid}-${prefixes++}`
   const apps: TestApp[] = []
-  for (let i = 0; i < count; i++) apps.push(await buildTestApp(t, server.url, { redisPrefix, ...overrides }))
+  for (let i = 0; i < count; i++) apps.push(await buildTestApp(t, redisUrl, { redisPrefix, ...overrides }))
   const first = apps[0] as TestApp
   const { key } = await first.apiKeys.create({ guildId: GUILD, plan: 'professional' })
   for (let i = 1; i <= 40; i++) {
@@ -148,7 +159,8 @@ function readScriptOf (url: string): string {
 
 t.test('a repeated request takes the cached answer: no validation, no handler, no read script', async (t) => {
   const routed: string[] = [] // requests that reached validation (so the route)
-  const a = await buildTestApp(t, server.url, { redisPrefix: `cond${process.pid}-fast` }, (app) => {
+  const own = await ownServer(t) // MONITOR sees the whole server's commands
+  const a = await buildTestApp(t, own.url, { redisPrefix: `cond${process.pid}-fast` }, (app) => {
     app.addHook('preValidation', async (request) => { routed.push(request.url) })
   })
   const { key } = await a.apiKeys.create({ guildId: GUILD, plan: 'professional' })
@@ -158,7 +170,7 @@ t.test('a repeated request takes the cached answer: no validation, no handler, n
     t.equal(first.statusCode, 200)
     t.same(routed, [url], `${url}: the first request goes through validation and the route`)
     routed.length = 0
-    const reads = await scriptCalls(scriptSha(readScriptOf(url)), async () => {
+    const reads = await scriptCalls(own.url, scriptSha(readScriptOf(url)), async () => {
       for (let i = 0; i < 3; i++) {
         const again = await get(a.app, url, { 'x-api-key': key })
         t.equal(again.statusCode, 200)
@@ -194,9 +206,9 @@ function scriptSha (name: string): string {
   return createHash('sha1').update(lua).digest('hex')
 }
 
-/** Runs `work` and counts the EVALSHA calls of the script `sha` Redis received meanwhile (MONITOR). */
-async function scriptCalls (sha: string, work: () => Promise<void>): Promise<number> {
-  const marker = new Redis(server.url)
+/** Runs `work` and counts the EVALSHA calls of the script `sha` the Redis at `redisUrl` received meanwhile (MONITOR). */
+async function scriptCalls (redisUrl: string, sha: string, work: () => Promise<void>): Promise<number> {
+  const marker = new Redis(redisUrl)
   const monitor = await marker.monitor() // a connection of its own
   const end = `end of work ${process.pid} ${Date.now()}`
   let calls = 0
@@ -220,13 +232,14 @@ async function scriptCalls (sha: string, work: () => Promise<void>): Promise<num
 
 t.test('after a write, concurrent requests for one URL on an instance share one read of Redis (not with the cache off)', async (t) => {
   const page = scriptSha('leaderboardPage')
+  const own = await ownServer(t) // MONITOR sees the whole server's commands
   for (const [responseCacheMb, expected] of [[64, 1], [0, 10]] as const) {
-    const { apps: [a], key } = await fleet(t, 1, { responseCacheMb })
+    const { apps: [a], key } = await fleet(t, 1, { responseCacheMb }, own.url)
     const url = `${API}/leaderboard?limit=20`
     await get(a!.app, url, { 'x-api-key': key })
     await a!.writer.awardXp({ guildId: GUILD, userId: '12', xp: 1_000_000 })
     let answers: Awaited<ReturnType<typeof get>>[] = []
-    const calls = await scriptCalls(page, async () => {
+    const calls = await scriptCalls(own.url, page, async () => {
       answers = await Promise.all(Array.from({ length: 10 }, async () => await get(a!.app, url, { 'x-api-key': key })))
     })
     t.equal(calls, expected, `cache ${responseCacheMb} MB: ${expected} page script call(s) for 10 requests`)
@@ -330,12 +343,13 @@ t.test('bodies of 1 KiB or more are compressed (gzip, br) when accepted; smaller
 })
 
 t.test('a key refused for its rate limit is refused again on this instance without asking Redis, until its reset', async (t) => {
-  const { apps: [a], key } = await fleet(t, 1, { planLimits: { professional: 2 }, rateLimitWindowMs: 60_000 })
+  const own = await ownServer(t) // INFO stats counts the whole server's commands
+  const { apps: [a], key } = await fleet(t, 1, { planLimits: { professional: 2 }, rateLimitWindowMs: 60_000 }, own.url)
   const url = `${API}/stats`
   for (let i = 0; i < 2; i++) t.equal((await get(a!.app, url, { 'x-api-key': key })).statusCode, 200)
   const refused = await get(a!.app, url, { 'x-api-key': key })
   t.equal(refused.statusCode, 429)
-  const stats = new Redis(server.url)
+  const stats = new Redis(own.url)
   t.teardown(() => { stats.disconnect() })
   const processed = async (): Promise<number> => Number(/total_commands_processed:(\d+)/.exec(await stats.info('stats'))?.[1])
   const before = await processed()

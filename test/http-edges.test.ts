@@ -7,13 +7,17 @@ import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
-import { buildTestApp, type TestApp } from './helpers/app.js'
+import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
 import { buildApp } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import { SECURITY_HEADERS } from '../src/http/security-headers.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
+
+// The tests run side by side: each has an app of its own (its own key prefix, listening on a port
+// of its own), and none changes anything outside it. Apps are built one at a time (oneAtATime).
+t.jobs = 8
 
 const GUILD = '1500000000000000001'
 const REQUEST_TIMEOUT_MS = 2000
@@ -127,6 +131,7 @@ t.test('a request that arrives while the instance is closing is 503 service_unav
   const released = new Promise<void>((resolve) => { release = resolve })
   app.get('/test/slow', async () => { await released; return { done: true } })
   t.teardown(async () => { release(); await app.close() })
+  await oneAtATime(async () => { await app.ready() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : 0

@@ -9,6 +9,10 @@ import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 
+// The subtests run side by side: each stops, restarts or drains only redis-servers and an app of
+// its own (no shared server here).
+t.jobs = 3
+
 const GUILD = '1910000000000000001'
 const BOARD = `/api/v1/servers/${GUILD}/leaderboard`
 

@@ -5,12 +5,23 @@ import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { commandCalls, RedisServer } from './helpers/redis-server.js'
-import { buildTestApp, type TestApp } from './helpers/app.js'
+import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import type { Config } from '../src/config.js'
 
+// The subtests run side by side: each app works under a key prefix of its own, and the two that
+// count Redis-wide commands (INFO commandstats) have a redis-server of their own.
+t.jobs = 8
+
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
+
+/** A redis-server for one subtest alone: for counts of the whole server's commands. */
+async function ownServer (t: Test): Promise<RedisServer> {
+  const own = await RedisServer.start()
+  t.teardown(async () => { await own.close() })
+  return own
+}
 
 const GUILD = '1900000000000000001'
 const OTHER_GUILD = '1900000000000000002'
@@ -25,8 +36,8 @@ interface Fixture extends TestApp {
   get: (path: string) => Promise<{ status: number, etag: string | null, body: string, remaining: string | null }>
 }
 
-async function serve (t: Test, overrides: Partial<Config> = {}): Promise<Fixture> {
-  const fixture = await buildTestApp(t, server.url, overrides)
+async function serve (t: Test, overrides: Partial<Config> = {}, redisUrl = server.url): Promise<Fixture> {
+  const fixture = await buildTestApp(t, redisUrl, overrides)
   const base = await fixture.app.listen({ port: 0, host: '127.0.0.1' })
   const { key } = await fixture.apiKeys.create({ guildId: GUILD, plan: 'professional' })
   for (let i = 1; i <= 12; i++) {
@@ -83,11 +94,13 @@ t.test('50 writes in one second give at most 2 events, the last one the final pa
   const stream = await f.open(`${BOARD}/stream`)
   await stream.event(0)
   await sleep(1100) // past the first event's second, so the bound is the ticks'
-  const started = Date.now()
-  for (let i = 0; i < 50; i++) {
-    await f.writer.awardXp({ guildId: GUILD, userId: String(21 + (i % 12)), xp: 10 })
-    await sleep(Math.max(0, started + (i + 1) * 19 - Date.now()))
-  }
+  await oneAtATime(async () => {
+    const started = Date.now()
+    for (let i = 0; i < 50; i++) {
+      await f.writer.awardXp({ guildId: GUILD, userId: String(21 + (i % 12)), xp: 10 })
+      await sleep(Math.max(0, started + (i + 1) * 19 - Date.now()))
+    }
+  })
   const final = await f.get(BOARD)
   await stream.until(() => stream.events.at(-1)?.id === final.etag, 'the final page')
   await sleep(1500) // nothing else comes
@@ -179,12 +192,16 @@ t.test('a key that expires while its stream is open: the stream ends', async (t)
 })
 
 t.test('keys are looked up again only after one changed: streams of unchanged keys cost Redis no key lookups', async (t) => {
-  const f = await serve(t, { apiKeyCacheTtlMs: 1000, maxStreamsPerKey: 10 })
-  const admin = new Redis(server.url)
+  const own = await ownServer(t) // the count is the whole server's
+  const f = await serve(t, { apiKeyCacheTtlMs: 1000, maxStreamsPerKey: 10 }, own.url)
+  const admin = new Redis(own.url)
   t.teardown(() => { admin.disconnect() })
   const streams = await Promise.all(Array.from({ length: 5 }, async () => await f.open(`${STATS}/stream`)))
   await Promise.all(streams.map(async (s) => await s.event(0)))
-  await sleep(2500) // past the first tick's check
+  // Past the first checks: the first tick (within a second) reads the key-change counter for the
+  // first time, so every tick up to API_KEY_CACHE_TTL_MS and a tick after that read checks each
+  // stream's key; the tick some 3 s after the opening still may, when that read was slow.
+  await sleep(3500)
   const before = await commandCalls(admin, 'evalsha')
   await sleep(3000) // three ticks, three key-cache lifetimes
   t.equal(await commandCalls(admin, 'evalsha') - before, 0, 'no script (key lookup or read) while nothing changed')
@@ -214,13 +231,14 @@ t.test('at most MAX_STREAMS_PER_KEY open streams per key: past it 429, not count
 })
 
 t.test('streams of one page share one read per change, whatever their number', async (t) => {
-  const f = await serve(t, { maxStreamsPerKey: 100, metricsPort: 0 })
+  const own = await ownServer(t) // the count is the whole server's
+  const f = await serve(t, { maxStreamsPerKey: 100, metricsPort: 0 }, own.url)
   const metric = async (name: string): Promise<number> => {
     const address = f.app.metricsAddress()
     const text = await (await fetch(`http://127.0.0.1:${address?.port ?? 0}/metrics`)).text()
     return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
   }
-  const admin = new Redis(server.url)
+  const admin = new Redis(own.url)
   t.teardown(() => { admin.disconnect() })
   const streams = await Promise.all(Array.from({ length: 20 }, async () => await f.open(`${BOARD}/stream?limit=7`)))
   await Promise.all(streams.map(async (s) => await s.event(0)))

@@ -6,12 +6,17 @@ import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { RedisServer } from './helpers/redis-server.js'
-import { buildTestApp, type TestApp } from './helpers/app.js'
+import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
 import { BUCKETS } from '../src/rate-limit/sliding-window.js'
 import type { Config } from '../src/config.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
+
+// The tests run side by side: each app counts under a key prefix of its own (the two that share
+// one name it themselves, apart from every other), and the one that stops Redis stops its own.
+// Apps are built one at a time (oneAtATime).
+t.jobs = 8
 
 const GUILD = '1200000000000000001'
 const OTHER_GUILD = '1200000000000000002'
@@ -134,14 +139,19 @@ t.test('a refusal is 429 rate_limited with retry-after; waiting retry-after seco
 t.test('refused requests are not counted: hammering while refused does not delay the full limit coming back', async (t) => {
   const { app, apiKeys } = await setup(t)
   const { key } = await apiKeys.create({ guildId: GUILD, plan: 'free' })
-  t.equal((await admittedUntilRefused(app, key)).admitted, LIMITS.free)
-  const lastAdmitted = performance.now()
-  // Refusals half a window later: were they counted, they would still be in the window when
-  // the admitted requests have left it.
-  await sleep(WINDOW_MS / 2)
-  const hammered: number[] = []
-  for (let i = 0; i < 15; i++) hammered.push((await get(app, STATS, key)).status)
-  t.same(hammered, Array<number>(15).fill(429), '15 requests while at the limit are all refused')
+  // No app is built before the hammering ends (oneAtATime): it must end before the admitted
+  // requests leave the window, half a window after it begins.
+  const lastAdmitted = await oneAtATime(async () => {
+    t.equal((await admittedUntilRefused(app, key)).admitted, LIMITS.free)
+    const lastAdmitted = performance.now()
+    // Refusals half a window later: were they counted, they would still be in the window when
+    // the admitted requests have left it.
+    await sleep(WINDOW_MS / 2)
+    const hammered: number[] = []
+    for (let i = 0; i < 15; i++) hammered.push((await get(app, STATS, key)).status)
+    t.same(hammered, Array<number>(15).fill(429), '15 requests while at the limit are all refused')
+    return lastAdmitted
+  })
   await sleep(lastAdmitted + COVERAGE_MS + 100 - performance.now())
   t.equal((await admittedUntilRefused(app, key)).admitted, LIMITS.free, `the full limit of ${LIMITS.free} is admitted again`)
 })
@@ -245,18 +255,21 @@ t.test('Redis down: 503 service_unavailable within 1 s, never unlimited, and rec
     { name: 'key cached, other guild', app: caching.app, url: `/api/v1/servers/${OTHER_GUILD}/stats` },
     { name: 'key cached, limit=0', app: caching.app, url: `/api/v1/servers/${GUILD}/leaderboard?limit=0` }
   ]
-  for (const when of ['at once', 'after 300 ms']) {
-    if (when !== 'at once') await sleep(300)
-    for (const { name, app, url } of probes) {
-      const started = performance.now()
-      const res = await get(app, url, key)
-      const elapsed = performance.now() - started
-      t.equal(res.status, 503, `${name}, ${when}: 503`)
-      t.same(res.body, { statusCode: 503, error: 'Service Unavailable', code: 'service_unavailable', message: String(res.body.message) },
-        `${name}, ${when}: the contract's error shape`)
-      t.ok(elapsed < 1000, `${name}, ${when}: answered in ${Math.round(elapsed)} ms (< 1 s)`)
+  // No app is built meanwhile (oneAtATime): a build would count in the time of an answer.
+  await oneAtATime(async () => {
+    for (const when of ['at once', 'after 300 ms']) {
+      if (when !== 'at once') await sleep(300)
+      for (const { name, app, url } of probes) {
+        const started = performance.now()
+        const res = await get(app, url, key)
+        const elapsed = performance.now() - started
+        t.equal(res.status, 503, `${name}, ${when}: 503`)
+        t.same(res.body, { statusCode: 503, error: 'Service Unavailable', code: 'service_unavailable', message: String(res.body.message) },
+          `${name}, ${when}: the contract's error shape`)
+        t.ok(elapsed < 1000, `${name}, ${when}: answered in ${Math.round(elapsed)} ms (< 1 s)`)
+      }
     }
-  }
+  })
 
   await own.startProcess()
   for (const [name, { app }] of [['no key cache', lookup], ['key cached', caching]] as const) {

@@ -17,6 +17,11 @@ import { freePort } from '../src/redis/redis-server.js'
 
 const SERVER = built('server.js')
 
+// The tests run side by side: each server process has a directory, ports and (demo or not) a
+// redis-server of its own, and an environment given here, not this process's. At most four at
+// once: starting (and seeding) a server is mostly CPU, and there are two cores.
+t.jobs = 4
+
 interface Run {
   child: ChildProcess
   stdout: () => string

@@ -2,14 +2,24 @@
 // CONTRACT part 3 "The write API": tokens (scopes, servers, revocation), members, daily claims,
 // settings, Idempotency-Key, API keys end to end, import and export; and the public port, which
 // serves no write at all.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestAdmin, type TestAdmin } from './helpers/admin.js'
+import type { Config } from '../src/config.js'
+
+// The subtests run side by side: each app works under a key prefix of its own (tokens, keys,
+// idempotency records and the failed-authentication counts are all under it) on the shared
+// server, and nothing reads the server as a whole.
+t.jobs = 6
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
+
+async function buildAdmin (t: Test, overrides: Partial<Config> = {}): Promise<TestAdmin> {
+  return await buildTestAdmin(t, server.url, overrides)
+}
 
 const [A, B] = ['6100000000000000001', '6100000000000000002']
 /** Short cache: a revocation shows within this (the default is 3 s, at most 5 s). */
@@ -26,7 +36,7 @@ async function call (ctx: TestAdmin, method: string, url: string, token: string 
 }
 
 t.test('tokens: missing 401 missing_token, unknown 401 invalid_token, a scope or server it lacks 403 forbidden', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url, { apiKeyCacheTtlMs: TTL })
+  const ctx = await buildAdmin(t, { apiKeyCacheTtlMs: TTL })
   const award = { awards: [{ user_id: '1', xp: 10 }] }
   t.match(await call(ctx, 'POST', `/servers/${A}/awards`, undefined, award), { status: 401, body: { code: 'missing_token' } })
   t.match(await call(ctx, 'POST', `/servers/${A}/awards`, 'lba_0123456789abcdef_' + 'x'.repeat(32), award), { status: 401, body: { code: 'invalid_token' } })
@@ -44,7 +54,7 @@ t.test('tokens: missing 401 missing_token, unknown 401 invalid_token, a scope or
 })
 
 t.test('a revoked or rotated token is refused within the lookup cache\'s time (at most 5 s)', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url, { apiKeyCacheTtlMs: TTL })
+  const ctx = await buildAdmin(t, { apiKeyCacheTtlMs: TTL })
   const a = await ctx.tokens.create({ name: 'bot', servers: [A], scopes: ['write'] })
   const b = await ctx.tokens.create({ name: 'other', servers: [A], scopes: ['write'] })
   const get = async (token: string) => (await call(ctx, 'GET', `/servers/${A}/settings`, token)).status
@@ -59,7 +69,7 @@ t.test('a revoked or rotated token is refused within the lookup cache\'s time (a
 })
 
 t.test('failed bearer attempts count against the failed-authentication limit (429 past it)', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url, { authFailureLimit: 3 })
+  const ctx = await buildAdmin(t, { authFailureLimit: 3 })
   for (let i = 0; i < 3; i++) t.equal((await call(ctx, 'GET', `/servers/${A}/settings`, `lba_${i}`)).status, 401)
   const refused = await call(ctx, 'GET', `/servers/${A}/settings`, 'lba_again')
   t.equal(refused.status, 429)
@@ -68,7 +78,7 @@ t.test('failed bearer attempts count against the failed-authentication limit (42
 })
 
 t.test('POST awards: multiplied awards with each member\'s xp, gain, level and level-up, in order', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   await ctx.writer.configureGuild(A, { multiplier: '1.5' })
   await ctx.writer.setXp({ guildId: A, userId: '2', xp: 90 })
@@ -86,7 +96,7 @@ t.test('POST awards: multiplied awards with each member\'s xp, gain, level and l
 })
 
 t.test('a batch with one bad item is 400 invalid_parameter naming its index, and applies nothing', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   const good = { user_id: '1', xp: 10 }
   for (const [what, bad, index] of [
@@ -110,7 +120,7 @@ t.test('a batch with one bad item is 400 invalid_parameter naming its index, and
 })
 
 t.test('PUT and DELETE a member; a name alone for a non-member is 404; DELETE of a non-member is 404', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   const put = await call(ctx, 'PUT', `/servers/${A}/members/7`, token, { xp: 1000, username: 'zed' })
   t.equal(put.status, 200)
@@ -125,7 +135,7 @@ t.test('PUT and DELETE a member; a name alone for a non-member is 404; DELETE of
 })
 
 t.test('a daily claim twice the same UTC day is 409 daily_already_claimed with the next claim time and retry-after', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   await ctx.writer.setXp({ guildId: A, userId: '9', xp: 40 })
   const first = await call(ctx, 'POST', `/servers/${A}/members/9/daily`, token, { username: 'dee' })
@@ -142,7 +152,7 @@ t.test('a daily claim twice the same UTC day is 409 daily_already_claimed with t
 })
 
 t.test('settings: GET and PUT the curve and multiplier', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   t.same((await call(ctx, 'GET', `/servers/${A}/settings`, token)).body, { xp_curve: 'mee6', xp_multiplier: 1 })
   t.same((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_curve: 'flat', xp_multiplier: 0.29 })).body, { xp_curve: 'flat', xp_multiplier: 0.29 })
@@ -152,7 +162,7 @@ t.test('settings: GET and PUT the curve and multiplier', async (t) => {
 })
 
 t.test('Idempotency-Key: the same key and body apply once and answer the first response; another body is 422', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   const body = { awards: [{ user_id: '1', xp: 100 }, { user_id: '2', xp: 5 }] }
   const first = await call(ctx, 'POST', `/servers/${A}/awards`, token, body, { 'idempotency-key': 'award-42' })
@@ -175,7 +185,7 @@ t.test('Idempotency-Key: the same key and body apply once and answer the first r
 })
 
 t.test('Idempotency-Key: a first request cut off after its body was sent is applied once; the retry gets its answer', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   const address = await ctx.admin.listen({ port: 0, host: '127.0.0.1' })
   const { port } = new URL(address)
@@ -201,7 +211,7 @@ t.test('Idempotency-Key: a first request cut off after its body was sent is appl
 })
 
 t.test('API keys end to end over HTTP: create, use, change, rotate, revoke', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url, { apiKeyCacheTtlMs: TTL })
+  const ctx = await buildAdmin(t, { apiKeyCacheTtlMs: TTL })
   const token = await ctx.token([A], ['keys'])
   const read = async (key: string) => (await ctx.app.inject({ url: `/api/v1/servers/${A}/stats`, headers: { 'x-api-key': key } })).statusCode
 
@@ -238,7 +248,7 @@ t.test('API keys end to end over HTTP: create, use, change, rotate, revoke', asy
 })
 
 t.test('API keys: a key of several or every server needs a token that has them all', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const onlyA = await ctx.token([A], ['keys'])
   const every = await ctx.token('*', ['keys'])
   t.match(await call(ctx, 'POST', `/servers/${A}/keys`, onlyA, { plan: 'free', servers: [A, B] }), { status: 403 })
@@ -252,7 +262,7 @@ t.test('API keys: a key of several or every server needs a token that has them a
 })
 
 t.test('import: a bad row is skipped and reported, or with strict=true refuses the whole file (422) and writes nothing', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token('*', ['transfer'])
   const csv = 'user_id,username,xp\n1,ann,100\nnope,bob,5\n3,cy,300\n'
   const send = async (url: string, payload: string, type = 'text/csv') => await ctx.admin.inject({
@@ -286,7 +296,7 @@ t.test('import: a bad row is skipped and reported, or with strict=true refuses t
 })
 
 t.test('the public port serves no write: every write path of the write API is 404 there, and changes nothing', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   const token = await ctx.token()
   const key = (await ctx.apiKeys.create({ servers: '*', plan: 'professional' })).key
   const routes = ctx.admin.printRoutes({ commonPrefix: false })
@@ -313,7 +323,7 @@ t.test('the public port serves no write: every write path of the write API is 40
 })
 
 t.test('an unauthenticated request to the write API changes nothing', async (t) => {
-  const ctx = await buildTestAdmin(t, server.url)
+  const ctx = await buildAdmin(t)
   for (const [method, url, payload] of [
     ['POST', `/servers/${A}/awards`, { awards: [{ user_id: '1', xp: 5 }] }], ['PUT', `/servers/${A}/members/1`, { xp: 5 }],
     ['PUT', `/servers/${A}/settings`, { xp_curve: 'flat' }], ['POST', `/servers/${A}/keys`, { plan: 'free' }]

@@ -2,7 +2,7 @@
 // API on the same prefix, with a token maker. Everything is released in t.teardown.
 import type { Test } from 'tap'
 import { buildAdminApp } from '../../src/admin/admin-app.js'
-import { buildTestApp, type TestApp } from './app.js'
+import { buildTestApp, oneAtATime, type TestApp } from './app.js'
 import { TokenStore } from '../../src/tokens/token-store.js'
 import type { Config } from '../../src/config.js'
 import type { ServerScope } from '../../src/api-keys/server-scope.js'
@@ -18,7 +18,7 @@ export async function buildTestAdmin (t: Test, redisUrl: string, overrides: Part
   const ctx = await buildTestApp(t, redisUrl, overrides)
   const admin = buildAdminApp(ctx.config)
   t.teardown(async () => { await admin.close() })
-  await admin.ready()
+  await oneAtATime(async () => { await admin.ready() })
   const tokens = new TokenStore(ctx.redis, ctx.keys)
   const token = async (servers: ServerScope = '*', scopes = ['write', 'keys', 'transfer']): Promise<string> =>
     (await tokens.create({ name: 'test', servers, scopes })).token

@@ -1,6 +1,7 @@
 // Builds the real app (the same buildApp the server uses) against a test Redis, plus the
 // writer-side handles a test needs to arrange data. Everything is released in t.teardown.
 import type { Test } from 'tap'
+import { setImmediate } from 'node:timers/promises'
 import { buildApp } from '../../src/app.js'
 import { type Config, parseConfig } from '../../src/config.js'
 import { createRedis, type RedisClient } from '../../src/redis/client.js'
@@ -18,6 +19,20 @@ export interface TestApp {
 }
 
 let prefixes = 0
+let queue: Promise<unknown> = Promise.resolve()
+
+/**
+ * Runs `work` once the work given before it (in this test process) is done, after a turn of the
+ * event loop. A test file whose subtests run side by side (`t.jobs`) builds its apps through this
+ * (buildTestApp and buildTestAdmin do): a build is a burst of CPU, and several at once held the
+ * event loop for up to 1.5 s. A subtest also runs through it the part that a build beside it must
+ * not delay (a bound of a second or two), which must not itself build an app through this.
+ */
+export async function oneAtATime<T> (work: () => Promise<T>): Promise<T> {
+  const turn = queue.then(async () => { await setImmediate(); return await work() })
+  queue = turn.catch(() => {})
+  return await turn
+}
 
 /**
  * The app on `redisUrl`, under a key prefix of its own unless one is given; `prepare` may add
@@ -41,8 +56,10 @@ export async function buildTestApp (t: Test, redisUrl: string, overrides: Partia
   const app = buildApp(config)
   t.teardown(async () => { await app.close() })
   prepare?.(app)
-  await app.ready()
-  const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, offlineQueue: true })
+  await oneAtATime(async () => { await app.ready() })
+  // The test's own connection (seeding, keys, checks) waits as long as a loaded machine needs:
+  // 10 s, whatever the app's own timeout.
+  const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, offlineQueue: true, commandTimeoutMs: 10_000 })
   redis.on('error', () => {}) // tests that stop Redis expect this connection to fail
   t.teardown(() => { redis.disconnect() })
   const keys = new KeyBuilder(config.redisPrefix)
