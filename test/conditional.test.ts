@@ -6,7 +6,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
-import { ResponseCache } from '../src/http/response-cache.js'
+import { COMPRESSED_FORM_OVERHEAD, ENTRY_OVERHEAD, ResponseCache } from '../src/http/response-cache.js'
 import { entityTag, matchingTag } from '../src/http/etag.js'
 import { dailyRecord } from '../src/seed/daily-claims.js'
 import { scripts } from '../src/redis/scripts.js'
@@ -388,8 +388,21 @@ t.test('the response cache serves an entry only at its version and, for a day-de
   const off = new ResponseCache(0)
   off.put('a', '7', undefined, '{}')
   t.equal(off.get('a', '7'), undefined, 'size 0: no cache')
-  const tiny = new ResponseCache(2000)
+  const tiny = new ResponseCache(3 * (ENTRY_OVERHEAD + 400)) // room for three entries of 300 bytes
   for (let i = 0; i < 10; i++) tiny.put(`k${i}`, '1', undefined, 'x'.repeat(300))
   t.equal(tiny.get('k0', '1'), undefined, 'bounded by bytes: the oldest entries go')
   t.ok(tiny.get('k9', '1'))
+})
+
+t.test('the response cache counts each compressed form with its length and its overhead, in a Buffer of its own', async (t) => {
+  const cache = new ResponseCache(1024 * 1024)
+  const entry = cache.put('a', '7', undefined, JSON.stringify({ data: 'x'.repeat(3000) }))
+  const identityOnly = cache.size
+  t.equal(identityOnly, ENTRY_OVERHEAD + 'a'.length + '7'.length + entry.tag.length + entry.identity.length)
+  const gzip = cache.body('a', entry, 'gzip')
+  t.equal(cache.size, identityOnly + COMPRESSED_FORM_OVERHEAD + gzip.length)
+  t.equal(cache.body('a', entry, 'gzip'), gzip, 'made once')
+  const br = cache.body('a', entry, 'br')
+  t.equal(cache.size, identityOnly + 2 * COMPRESSED_FORM_OVERHEAD + gzip.length + br.length)
+  t.same([gzip.buffer.byteLength, br.buffer.byteLength], [gzip.length, br.length], 'each form owns exactly its bytes')
 })
