@@ -2,7 +2,9 @@
 // the app's alone): seeds a server, fills the app's response cache with distinct URLs, fetched
 // with gzip and br in turn, and prints its resident memory before and after, and the bytes
 // held in Buffers after, as JSON.
-//   node --expose-gc --import tsx test/helpers/cache-memory-child.ts REDIS_URL CACHE_MB URLS
+// Bodies are `around` pages: of 2 to 10 KB (`large`), or of 1.2 to 3.2 KB with names that
+// compress less (`small`: more entries, and more compressed forms, in the same bytes).
+//   node --expose-gc --import tsx test/helpers/cache-memory-child.ts REDIS_URL CACHE_MB URLS [large|small]
 import { buildApp } from '../../src/app.js'
 import { parseConfig } from '../../src/config.js'
 import { createRedis } from '../../src/redis/client.js'
@@ -10,10 +12,13 @@ import { KeyBuilder } from '../../src/redis/keys.js'
 import { LeaderboardWriter } from '../../src/writer/leaderboard-writer.js'
 import { ApiKeyStore } from '../../src/api-keys/api-keys.js'
 
-const [redisUrl = '', cacheMb = '16', urlCount = '50000'] = process.argv.slice(2)
+const [redisUrl = '', cacheMb = '16', urlCount = '50000', bodies = 'large'] = process.argv.slice(2)
 const GUILD = '1400000000000000001'
-const MEMBERS = 1_500
-const RADII = 40 // radius 11..50: every around body is over the compression threshold
+const small = bodies === 'small'
+const MEMBERS = small ? 5_100 : 1_500
+// Radius 11..50, or 5..14 around members 50 ranks or more from either end: every around body
+// is over the compression threshold.
+const [MIN_RADIUS, RADII, EDGE] = small ? [5, 10, 50] : [11, 40, 0]
 const config = parseConfig({
   redisUrl,
   redisPrefix: `mem${process.pid}`,
@@ -25,18 +30,28 @@ const config = parseConfig({
   maxEventLoopDelayMs: 0,
   maxInFlight: 0
 })
+/** 24 letters and digits, the same for a member in every run. */
+function randomName (seed: number): string {
+  let x = seed + 1
+  let name = ''
+  for (let i = 0; i < 24; i++) {
+    x = (x * 48271) % 2147483647
+    name += 'abcdefghijklmnopqrstuvwxyz0123456789'[x % 36]
+  }
+  return name
+}
 const redis = createRedis({ url: redisUrl, offlineQueue: true, commandTimeoutMs: 10_000 })
 const keys = new KeyBuilder(config.redisPrefix)
 await new LeaderboardWriter(redis, keys).bulkSetMembers(GUILD, Array.from({ length: MEMBERS }, (_, i) => ({
-  userId: String(1000 + i), xp: 1000 * (i + 1), username: `a member with a longer display name, number ${i}`
+  userId: String(1000 + i), xp: 1000 * (i + 1), username: small ? randomName(i) : `a member with a longer display name, number ${i}`
 })))
 const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional' })
 const app = buildApp(config)
 await app.ready()
 
 const urls = Array.from({ length: Number(urlCount) }, (_, i) =>
-  `/api/v1/servers/${GUILD}/members/${1000 + Math.floor(i / RADII) % MEMBERS}/around?radius=${11 + i % RADII}`)
-if (new Set(urls).size !== urls.length) throw new Error(`only ${MEMBERS * RADII} distinct URLs`)
+  `/api/v1/servers/${GUILD}/members/${1000 + EDGE + Math.floor(i / RADII) % (MEMBERS - 2 * EDGE)}/around?radius=${MIN_RADIUS + i % RADII}`)
+if (new Set(urls).size !== urls.length) throw new Error(`only ${(MEMBERS - 2 * EDGE) * RADII} distinct URLs`)
 
 let compressed = 0
 async function fetchAll (list: string[]): Promise<void> {
