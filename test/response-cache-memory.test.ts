@@ -17,7 +17,7 @@ const URLS = 50_000
  * and V8's share, which varies from run to run (the control alone grew by 59 to 90 MB on Node 20
  * and by 245 to 314 MB on Node 24). Measured past the cache (2026-11-25): 15 to 33 MB on Node 20
  * and -13 to 19 MB on Node 24 in nine runs, idle and loaded. Before each entry was counted with
- * V8's heap around it, 55 to 80 MB on Node 20 in six runs (13 to 40 on Node 24); before every
+ * V8's heap around it, 55 to 112 MB on Node 20 in seven runs (13 to 40 on Node 24); before every
  * byte was counted, the cached run grew by 298 MB.
  */
 const MARGIN_MB = 50

@@ -6,8 +6,8 @@
 // The bound is on memory, not on entries: each entry is counted with every byte it holds (its
 // body in each encoding, its key and tag, and fixed overheads for the objects around them), and
 // each body is a Buffer of exactly its own size. Node's small Buffers are slices of shared 8 KiB
-// pools, and zlib's results slices of its 16 KiB output chunks: a 38-byte gzip kept that way
-// holds 16,384 bytes, which the count would not see.
+// pools, and zlib's results slices of its output chunks (16 KiB unless told): a 38-byte gzip
+// kept that way holds the whole chunk, which the count would not see.
 import { LRUCache } from 'lru-cache'
 import { type ContentEncoding, entityTag } from './etag.js'
 import { utcDay } from '../reader/leaderboard-reader.js'
