@@ -16,7 +16,7 @@ const URLS = 50_000
  * What the cached run may grow by beyond the control run and the cache itself: the allocator's
  * and V8's share, which varies from run to run (the control alone grew by 59 to 90 MB on Node 20
  * and by 174 to 314 MB on Node 24). Measured past the cache (2026-11-25, idle and loaded): 15 to
- * 33 MB on Node 20 in four runs, -20 to 19 MB on Node 24 in five. Before each entry was counted
+ * 33 MB on Node 20 in four runs, -29 to 19 MB on Node 24 in seven. Before each entry was counted
  * with V8's heap around it, 50 to 112 MB on Node 20 in nine runs (13 to 40 on Node 24 in four);
  * before every byte was counted, the cached run grew by 298 MB.
  */
