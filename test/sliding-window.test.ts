@@ -2,23 +2,21 @@
 // against a real redis-server, with windows of 1-4 s: the limit, the span property, the 95%
 // client, refusals not counted, the reset it reports, bounded memory, and a count shared by
 // every connection.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-import { commandCalls, RedisServer } from './helpers/redis-server.js'
+import { commandCalls, redisFixture, type RedisServer } from './helpers/redis-server.js'
 import { createRedis } from '../src/redis/client.js'
 import { BUCKETS, SlidingWindow, type LimitResult } from '../src/rate-limit/sliding-window.js'
 
-const server = await RedisServer.start()
-t.teardown(async () => { await server.close() })
-const redis = createRedis({ url: server.url, offlineQueue: true })
-t.teardown(() => { redis.disconnect() })
-/** A plain connection for reading back what the script stored. */
-const raw = new Redis(server.url)
-t.teardown(() => { raw.disconnect() })
+/** A redis-server of its own (redisFixture), the limiter on it, and `raw` for reading back what the script stored. */
+async function limiterOnOwnServer (test: Test): Promise<{ server: RedisServer, limiter: SlidingWindow, raw: Redis }> {
+  const { server, redis, raw } = await redisFixture(test, 'sw')
+  return { server, limiter: new SlidingWindow(redis), raw }
+}
 
-const limiter = new SlidingWindow(redis)
+const { server, limiter, raw } = await limiterOnOwnServer(t)
 
 // The tests run side by side: each uses keys of its own (newKey), and what is not per key is kept
 // apart: the test that counts script calls (INFO commandstats, server-wide) has a server of its
@@ -304,13 +302,7 @@ t.test("time comes from Redis: the local clock jumping an hour ahead does not re
 t.test('hits made in one event-loop turn go out as one script call per key, answered as if sent one by one', async (t) => {
   // A server and a limiter of its own: the script calls counted (INFO commandstats) are the
   // server's, and a limiter sends all the hits of a turn, other tests' too, together.
-  const own = await RedisServer.start()
-  t.teardown(async () => { await own.close() })
-  const ownRedis = createRedis({ url: own.url, offlineQueue: true })
-  t.teardown(() => { ownRedis.disconnect() })
-  const raw = new Redis(own.url)
-  t.teardown(() => { raw.disconnect() })
-  const limiter = new SlidingWindow(ownRedis)
+  const { limiter, raw } = await limiterOnOwnServer(t)
   const windowMs = 3000
   const [a, b] = [newKey(), newKey()]
   await limiter.hit(newKey(), 8, windowMs) // the script is loaded: no NOSCRIPT retry is counted below
