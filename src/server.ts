@@ -1,5 +1,5 @@
 // The process around the app: configuration from the environment, listen, and a graceful
-// shutdown on signals (drain, then close; see plugins/lifecycle.ts). Without REDIS_URL it is
+// shutdown on signals (drain, then close; see pipeline/lifecycle.ts). Without REDIS_URL it is
 // the newcomer's demo: it runs a local redis-server (data in ./.data), seeds a demo server and
 // prints a key; the port and the key are kept in ./.data/demo.json and reused by the next start.
 // The demo also serves a live leaderboard page at / and runs a simulated bot awarding XP.

@@ -28,7 +28,7 @@ export function httpServerOptions (config: Config): FastifyHttpOptions<Server> {
     },
     clientErrorHandler,
     forceCloseConnections: 'idle',
-    // plugins/lifecycle.ts answers requests that arrive while closing, in the contract's shape.
+    // pipeline/lifecycle.ts answers requests that arrive while closing, in the contract's shape.
     return503OnClosing: false
   }
 }

@@ -1,7 +1,7 @@
 // The server side of one server-sent events response: the framing of events and comments, and
 // a stream's state (what it last showed, when it last wrote, the event it holds back while its
 // one-a-second bound lasts). It knows nothing of Redis or of Fastify: src/live/live-watcher.ts
-// decides what to send, src/plugins/live.ts opens and closes the responses.
+// decides what to send, src/pipeline/live.ts opens and closes the responses.
 import type { ServerResponse } from 'node:http'
 
 /** One event, serialized once and written as the same bytes to every stream that shows it. */

@@ -17,7 +17,7 @@ const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   503: 'service_unavailable'
 }
 
-/** Seconds a client is told to wait when the instance sheds load (see plugins/under-pressure.ts). */
+/** Seconds a client is told to wait when the instance sheds load (see pipeline/shedding.ts). */
 export const OVERLOAD_RETRY_AFTER_SECONDS = 2
 
 declare module 'fastify' {

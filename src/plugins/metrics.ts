@@ -10,7 +10,7 @@ import { LeaderboardError } from '../errors.js'
 import { NOT_NOW_REPLIES, redisUnavailability } from '../redis/errors.js'
 import { PLANS } from '../api-keys/plans.js'
 import { packageInfo } from '../package-info.js'
-import { OverloadedError, SHED_REASONS } from './under-pressure.js'
+import { OverloadedError, SHED_REASONS } from '../pipeline/shedding.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

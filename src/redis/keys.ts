@@ -128,7 +128,7 @@ export class KeyBuilder {
 
   /**
    * STRING (JSON, with a TTL): what a write request sent with `Idempotency-Key` answered, under
-   * the token that sent it (src/plugins/idempotency.ts). `key` matches [A-Za-z0-9._:-]{1,128}.
+   * the token that sent it (src/pipeline/idempotency.ts). `key` matches [A-Za-z0-9._:-]{1,128}.
    */
   idempotency (tokenId: string, key: string): string {
     return `${this.prefix}:{t:${tokenId}}:idem:${key}`

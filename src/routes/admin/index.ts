@@ -1,8 +1,8 @@
 // The write API under /admin/v1 (ADMIN_PORT): bearer-token authentication with the token's
-// scopes and servers (plugins/token-auth.ts), then Idempotency-Key (plugins/idempotency.ts),
+// scopes and servers (pipeline/token-auth.ts), then Idempotency-Key (pipeline/idempotency.ts),
 // then validation and the handler, which maps the request to the library.
 import type { FastifyInstance } from 'fastify'
-import idempotencyPlugin from '../../plugins/idempotency.js'
+import idempotencyPlugin from '../../pipeline/idempotency.js'
 import memberRoutes from './members.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'

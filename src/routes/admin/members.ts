@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { AwardsBody, DailyBody, MemberBody, responses, SettingsBody, WriteRequestHeaders } from '../../schemas/admin.js'
 import { memberFound } from '../../reader/leaderboard-reader.js'
-import { opIdFor } from '../../plugins/idempotency.js'
+import { opIdFor } from '../../pipeline/idempotency.js'
 import { DailyAlreadyClaimedError, DailyClaimRefusedError, MemberNotFoundError } from '../../errors.js'
 import { redisNow } from '../../redis/client.js'
 

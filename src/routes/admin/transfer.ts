@@ -2,7 +2,7 @@
 // as a stream (CSV row by row; MEE6 JSON, which must be parsed whole, held up to the same bound),
 // and the export is the response's body, written as the members are read (src/transfer/).
 //
-// Idempotency-Key (plugins/idempotency.ts) on an import: its body cannot be fingerprinted before
+// Idempotency-Key (pipeline/idempotency.ts) on an import: its body cannot be fingerprinted before
 // the handler, as a parsed one is, so the fingerprint is the SHA-256 of the method, the URL and
 // the body's bytes, hashed as they stream through the limit's count. A first request claims the
 // key before it reads a byte, imports while hashing, and its answer is stored with the
@@ -20,7 +20,7 @@ import { type ImportFormat, openImportStream } from '../../transfer/import-sourc
 import { importMembers } from '../../transfer/import-members.js'
 import { exportMembers } from '../../transfer/export-members.js'
 import { IdempotencyKeyReusedError, ImportFileError, LeaderboardError } from '../../errors.js'
-import { claimOrFind, fingerprintHash, releaseClaim, replay, requestKeyOf } from '../../plugins/idempotency.js'
+import { claimOrFind, fingerprintHash, releaseClaim, replay, requestKeyOf } from '../../pipeline/idempotency.js'
 
 const MIB = 1024 * 1024
 

@@ -8,11 +8,11 @@
 // fastify-plugin on purpose: the hooks and the rate limit stay inside this scope, away from
 // /healthz and the OpenAPI document.
 import type { FastifyInstance } from 'fastify'
-import admissionPlugin from '../../plugins/admission.js'
-import readsPlugin from '../../plugins/reads.js'
+import admissionPlugin from '../../pipeline/admission.js'
+import readsPlugin from '../../pipeline/reads.js'
 import serverRoutes from './servers.js'
 import memberListRoutes from './member-lists.js'
-import livePlugin from '../../plugins/live.js'
+import livePlugin from '../../pipeline/live.js'
 import streamRoutes from './streams.js'
 import meRoutes from './me.js'
 

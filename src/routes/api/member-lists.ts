@@ -1,5 +1,5 @@
 // GET /servers/{guild_id}/members?ids=… and /members/{user_id}/around: reads of several members
-// in one request (counted once). Served like the others, through src/plugins/reads.ts.
+// in one request (counted once). Served like the others, through src/pipeline/reads.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { ReadRequestHeaders } from '../../schemas/headers.js'

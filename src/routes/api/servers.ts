@@ -1,6 +1,6 @@
 // GET /servers/{guild_id}/leaderboard, /members/{user_id} and /stats. Each route declares what
 // its body depends on (its validated parameters, and in `etagPerDay` whether the UTC day) and
-// the read that makes it; src/plugins/reads.ts derives the cache key and the ETag from that.
+// the read that makes it; src/pipeline/reads.ts derives the cache key and the ETag from that.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { ReadRequestHeaders } from '../../schemas/headers.js'

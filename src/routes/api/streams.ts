@@ -1,5 +1,5 @@
 // GET /servers/{guild_id}/leaderboard/stream, /members/{user_id}/stream and /stats/stream: the
-// plain endpoints' bodies as live updates (src/plugins/live.ts). Same parameters, validation,
+// plain endpoints' bodies as live updates (src/pipeline/live.ts). Same parameters, validation,
 // authentication, quota and errors as the plain endpoints; each names what it shows (a topic
 // id from its validated parameters) and how to read and serialize it.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'

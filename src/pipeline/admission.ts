@@ -1,11 +1,11 @@
 // Admission of an authenticated request, in order: a refusal this instance remembers, the
 // per-key rate limit by plan (@fastify/rate-limit with our sliding-window store, read through one
 // plain verdict), the server scope (one rule, auth.ts's keyCoversServer), and conditional
-// requests. Then the cached answer, if any (src/plugins/reads.ts), and else validation and the
+// requests. Then the cached answer, if any (src/pipeline/reads.ts), and else validation and the
 // route.
 //
 // The limiter and the read of the server's data version go to Redis together, in one round
-// trip; the version lets the route serve its cached body (src/plugins/reads.ts). A request whose
+// trip; the version lets the route serve its cached body (src/pipeline/reads.ts). A request whose
 // If-None-Match holds the current ETag is answered 304 without counting against the quota (the
 // limiter is only read), within REVALIDATIONS_PER_SECOND per key on this instance; past that it
 // is counted like any other. Registered inside the API's scope, after authentication, so every

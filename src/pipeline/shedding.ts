@@ -10,7 +10,7 @@ import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance } from 'fastify'
 import { getHeapStatistics } from 'node:v8'
-import { OVERLOAD_RETRY_AFTER_SECONDS } from './error-handler.js'
+import { OVERLOAD_RETRY_AFTER_SECONDS } from '../plugins/error-handler.js'
 
 /** Why a request was shed: the signal past its threshold. */
 export type ShedReason = 'in_flight' | 'event_loop_delay' | 'heap'

@@ -51,7 +51,7 @@ declare module 'fastify' {
 /**
  * Whether `key` may read server `guildId`: the one rule of server scope. The admission hook
  * applies it once per request, before any answer (a cached one included) and before any read
- * of the server's data (src/plugins/admission.ts).
+ * of the server's data (src/pipeline/admission.ts).
  */
 export function keyCoversServer (key: AuthenticatedKey, guildId: string | undefined): guildId is string {
   return setCovers(key.servers, guildId)
