@@ -15,7 +15,7 @@ import authPlugin from './pipeline/auth.js'
 import metricsPlugin from './plugins/metrics.js'
 import { responseCachePlugin } from './pipeline/reads.js'
 import openapiPlugin from './plugins/openapi.js'
-import docsPagePlugin, { uncompressedDocsAssets } from './plugins/docs-page.js'
+import docsPagePlugin, { DOCS_PREFIX, uncompressedDocsAssets } from './plugins/docs-page.js'
 import compress from '@fastify/compress'
 import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './pipeline/lifecycle.js'
@@ -27,6 +27,9 @@ import { trustProxyOption } from './http/client-address.js'
 import { httpServerOptions } from './http/server-options.js'
 import { REQUEST_ID_PATTERN } from './schemas/headers.js'
 import { SECURITY_HEADERS } from './http/security-headers.js'
+import { accessGuard, type GuardOptions } from './pipeline/access.js'
+
+export const API_PREFIX = '/api/v1'
 
 export interface AppOptions {
   config: Config
@@ -64,21 +67,30 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(openapiPlugin)
   await fastify.register(docsPagePlugin)
   await fastify.register(healthRoutes)
-  await fastify.register(apiRoutes, { prefix: '/api/v1' })
+  await fastify.register(apiRoutes, { prefix: API_PREFIX })
 }
 
 const REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
+/** The public API's routes: key access under /api/v1, the docs page's assets open. */
+const apiGuard = (): GuardOptions => ({
+  prefix: API_PREFIX,
+  kinds: ['key'],
+  documents: [DOCS_PREFIX],
+  hooks: (fastify) => ({ authenticate: fastify.authenticate, admit: fastify.admit, reserveStream: fastify.live?.reserve })
+})
+
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
-  return buildInstance(config, app, options)
+  return buildInstance(config, app, apiGuard(), options)
 }
 
 /**
  * A Fastify instance running `plugin` with what every listener of the service shares: logging,
- * request ids, the limits on headers and bodies, timeouts, and the security headers. The
- * public API (buildApp) and the write API (src/admin/admin-app.ts) are both made by it.
+ * request ids, the limits on headers and bodies, timeouts, the security headers, and the guard
+ * that holds each route to its declared access (src/pipeline/access.ts). The public API
+ * (buildApp) and the write API (src/admin/admin-app.ts) are both made by it.
  */
-export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, options: FastifyServerOptions = {}) {
+export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     logController: new RequestLogController(),
@@ -99,6 +111,9 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()
   fastify.setChildLoggerFactory(lazyChildLoggerFactory)
+  // Before any route is added, so that none escapes it.
+  fastify.addHook('onRoute', accessGuard(guard))
+  fastify.decorateRequest('refusal', null)
   // The headers every response carries, set first (an onSend hook would cost every request a
   // hook runner more): the request id and the security headers.
   fastify.addHook('onRequest', (request, reply, done) => {

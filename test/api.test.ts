@@ -126,7 +126,7 @@ t.test('invalid limit and page are 400 invalid_parameter naming the parameter an
   }
 })
 
-t.test('a malformed user_id is 400; a malformed guild_id meets the key check first: 403', async (t) => {
+t.test('a malformed user_id or guild_id is 400, counted, before the server check (no key is built from it)', async (t) => {
   const { app, key } = await withKey(t)
   for (const userId of ['0', '007', 'abc', '123456789012345678901', '-1', '1.5']) {
     const { status, body } = await get(app, `/api/v1/servers/${GUILD}/members/${userId}`, key)
@@ -135,9 +135,11 @@ t.test('a malformed user_id is 400; a malformed guild_id meets the key check fir
     t.match(body.message, /^user_id must be a decimal id of 1 to 20 digits/)
   }
   for (const guildId of ['0', 'abc', `0${GUILD}`]) {
-    const { status, body } = await get(app, `/api/v1/servers/${guildId}/stats`, key)
-    t.equal(status, 403, guildId)
-    t.equal(body.code, 'forbidden')
+    const { status, body, headers } = await get(app, `/api/v1/servers/${guildId}/stats`, key)
+    t.equal(status, 400, guildId)
+    t.equal(body.code, 'invalid_parameter')
+    t.match(body.message, /^guild_id must be a decimal id of 1 to 20 digits/)
+    t.ok(headers['x-ratelimit-remaining'] !== undefined, 'counted, with the quota headers')
   }
 })
 

@@ -19,6 +19,7 @@ import { HealthStatus } from '../schemas/health.js'
 import { ApiError } from '../schemas/common.js'
 
 export const ADMIN_PREFIX = '/admin/v1'
+const ADMIN_DOCS_PREFIX = `${ADMIN_PREFIX}/docs`
 
 const adminDocument = openapiPluginFor({
   path: `${ADMIN_PREFIX}/openapi.json`,
@@ -45,12 +46,17 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
   await fastify.register(tokenAuthPlugin)
   await fastify.register(writerPlugin)
   await fastify.register(adminDocument)
-  await fastify.register(docsPagePluginFor(`${ADMIN_PREFIX}/docs`, 'Guild leaderboard write API'))
+  await fastify.register(docsPagePluginFor(ADMIN_DOCS_PREFIX, 'Guild leaderboard write API'))
   await fastify.register(healthRoutes)
   await fastify.register(adminRoutes, { prefix: ADMIN_PREFIX })
 }
 
 /** An instance of the write API, for server.ts and the tests alike. */
 export function buildAdminApp (config: Config, options: FastifyServerOptions = {}) {
-  return buildInstance(config, adminApp, options)
+  return buildInstance(config, adminApp, {
+    prefix: ADMIN_PREFIX,
+    kinds: ['token'],
+    documents: [ADMIN_DOCS_PREFIX],
+    hooks: (fastify) => ({ authenticateToken: fastify.authenticateToken, checkTokenServer: fastify.checkTokenServer, idempotency: fastify.claimIdempotencyKey })
+  }, options)
 }

@@ -3,12 +3,16 @@
 // or 504, a 429 with retry-after) with backoff and jitter, each reported to onRetry. Every call
 // sends a request id of its own, which an error carries. Live updates (watch…) read the API's
 // streams (live-stream.ts). Dependency-free: global fetch only, so it runs on Node 20+ and in
-// browsers alike. Every request goes through #get, every stream through #watch; a new endpoint is
-// one line.
-import type { AroundPage, GuildStats, KeyInfo, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
+// browsers alike. Every request goes through get, every stream through watch; the methods of the
+// read endpoints are generated from their declarations (./endpoints.ts, `npm run client-types`).
+import type { KeyInfo } from './types.js'
+import type { ApiResult, CallOptions, Query } from './call.js'
+import { ReadEndpoints } from './endpoints.js'
 import { LeaderboardApiError, rateLimitOf, retryAfterOf, type RateLimit } from './api-error.js'
 import { type LiveUpdate, watchStream, type WatchOptions } from './live-stream.js'
 import { sleep } from './sleep.js'
+
+export type { ApiResult, CallOptions } from './call.js'
 
 export interface LeaderboardClientOptions {
   /** The API's root, e.g. `https://leaderboard.example.com/api/v1`. */
@@ -48,32 +52,16 @@ export interface RetryInfo {
   error: unknown
 }
 
-/** Per call: a signal that aborts the request, and any retry wait, with its reason. */
-export interface CallOptions {
-  signal?: AbortSignal
-}
-
-/** What every method resolves to. */
-export interface ApiResult<T> {
-  /** The body: fresh, or the one remembered for this URL when `notModified`. */
-  data: T
-  /** True when the service answered 304: nothing changed since the last call of this URL. */
-  notModified: boolean
-  /** The key's quota as of this response. */
-  rateLimit: RateLimit | undefined
-}
-
 interface Remembered { etag: string, data: unknown }
 
-type Query = Record<string, string | number | undefined>
-
-export class LeaderboardClient {
+export class LeaderboardClient extends ReadEndpoints {
   /** The quota as of the last response seen (an error's included). */
   rateLimit: RateLimit | undefined
   readonly #options: Required<Omit<LeaderboardClientOptions, 'fetch' | 'onRetry'>> & Pick<LeaderboardClientOptions, 'onRetry'> & { fetch: typeof fetch }
   readonly #remembered = new Map<string, Remembered>()
 
   constructor (options: LeaderboardClientOptions) {
+    super()
     this.#options = {
       timeoutMs: 10_000,
       maxRetries: 2,
@@ -86,54 +74,12 @@ export class LeaderboardClient {
     }
   }
 
-  /** A page of the board: all time, or XP gained in a `period`. */
-  async leaderboard (guildId: string, options: CallOptions & { limit?: number, page?: number, period?: Period } = {}): Promise<ApiResult<LeaderboardPage>> {
-    return await this.#get(`servers/${id(guildId)}/leaderboard`, { limit: options.limit, page: options.page, period: options.period }, options)
-  }
-
-  /** One member's record; a non-member throws `member_not_found`. */
-  async member (guildId: string, userId: string, options: CallOptions = {}): Promise<ApiResult<MemberRecord>> {
-    return await this.#get(`servers/${id(guildId)}/members/${id(userId)}`, {}, options)
-  }
-
-  /** The ranks within `radius` (5) of a member's. */
-  async around (guildId: string, userId: string, options: CallOptions & { radius?: number } = {}): Promise<ApiResult<AroundPage>> {
-    return await this.#get(`servers/${id(guildId)}/members/${id(userId)}/around`, { radius: options.radius }, options)
-  }
-
-  /** Up to 100 members' records in one request; ids that are not members come back in `missing`. */
-  async members (guildId: string, userIds: readonly string[], options: CallOptions = {}): Promise<ApiResult<MemberList>> {
-    return await this.#get(`servers/${id(guildId)}/members`, { ids: userIds.join(',') }, options)
-  }
-
-  async stats (guildId: string, options: CallOptions = {}): Promise<ApiResult<GuildStats>> {
-    return await this.#get(`servers/${id(guildId)}/stats`, {}, options)
-  }
-
   /** The key in use: its plan and the servers it reads (a dashboard's list of servers to show). */
   async me (options: CallOptions = {}): Promise<ApiResult<KeyInfo>> {
-    return await this.#get('me', {}, options)
+    return await this.get('me', {}, options)
   }
 
-  /**
-   * A page of the board as it changes: the current page at once, then each change (at most one a
-   * second), until `options.signal` aborts. `for await (const { data } of client.watchLeaderboard(g)) …`
-   */
-  watchLeaderboard (guildId: string, options: WatchOptions & { limit?: number, page?: number, period?: Period } = {}): AsyncGenerator<LiveUpdate<LeaderboardPage>, void, undefined> {
-    return this.#watch(`servers/${id(guildId)}/leaderboard/stream`, { limit: options.limit, page: options.page, period: options.period }, 'leaderboard', options)
-  }
-
-  /** One member's record as it changes; a non-member (or one removed meanwhile) throws `member_not_found`. */
-  watchMember (guildId: string, userId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<MemberRecord>, void, undefined> {
-    return this.#watch(`servers/${id(guildId)}/members/${id(userId)}/stream`, {}, 'member', options)
-  }
-
-  /** The server's aggregates and settings as they change. */
-  watchStats (guildId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<GuildStats>, void, undefined> {
-    return this.#watch(`servers/${id(guildId)}/stats/stream`, {}, 'stats', options)
-  }
-
-  #watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined> {
+  protected watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined> {
     return watchStream<T>({ fetch: this.#options.fetch, url: this.#url(path, query), apiKey: this.#options.apiKey, event }, options)
   }
 
@@ -145,7 +91,7 @@ export class LeaderboardClient {
     return url.toString()
   }
 
-  async #get<T> (path: string, query: Query, { signal }: CallOptions): Promise<ApiResult<T>> {
+  protected async get<T> (path: string, query: Query, { signal }: CallOptions): Promise<ApiResult<T>> {
     const key = this.#url(path, query)
     const requestId = globalThis.crypto.randomUUID()
     for (let attempt = 0; ; attempt++) {
@@ -216,8 +162,4 @@ export class LeaderboardClient {
       this.#remembered.delete(this.#remembered.keys().next().value as string)
     }
   }
-}
-
-function id (value: string): string {
-  return encodeURIComponent(value)
 }

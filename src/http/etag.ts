@@ -6,8 +6,8 @@
 // client's tag matches whatever encoding it was sent in.
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { utcDay } from '../reader/leaderboard-reader.js'
+import type { FastifyReply } from 'fastify'
+import { utcDay } from '../periods/periods.js'
 import { packageInfo } from '../package-info.js'
 import { SCHEMA_VERSION } from '../redis/keys.js'
 
@@ -18,15 +18,6 @@ export type ContentEncoding = 'br' | 'gzip' | 'identity'
 /** The tag of a body read at `version` (and on the UTC day of `nowMs`, when it depends on it), unquoted. */
 export function entityTag (version: string, nowMs?: number): string {
   return nowMs === undefined ? `${version}-${FORMAT}` : `${version}-${FORMAT}-${utcDay(nowMs)}`
-}
-
-/**
- * Whether this request's body, so its tag, depends on the UTC day: the route's `etagPerDay`, a
- * flag or a function of the request (called before validation, with the raw query).
- */
-export function bodyDependsOnDay (request: FastifyRequest): boolean {
-  const perDay = request.routeOptions.config.etagPerDay
-  return typeof perDay === 'function' ? perDay(request) : perDay === true
 }
 
 /**

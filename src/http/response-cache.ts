@@ -10,7 +10,7 @@
 // kept that way holds the whole chunk, which the count would not see.
 import { LRUCache } from 'lru-cache'
 import { type ContentEncoding, entityTag } from './etag.js'
-import { utcDay } from '../reader/leaderboard-reader.js'
+import { utcDay } from '../periods/periods.js'
 import { encode } from './encoding.js'
 
 /**

@@ -11,7 +11,7 @@
 // reused, see includes/version.lua), so no stream stays silent on a change it missed.
 import { STATUS_CODES } from 'node:http'
 import type { Versioned } from '../reader/leaderboard-reader.js'
-import { utcDay } from '../reader/leaderboard-reader.js'
+import { utcDay } from '../periods/periods.js'
 import type { RedisClock } from '../redis/clock.js'
 import { withDeadline } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'

@@ -22,6 +22,11 @@ export interface PeriodSpan {
 
 const pad2 = (n: number): string => String(n).padStart(2, '0')
 
+/** The UTC day of a time in Unix ms, as days since the epoch: what a daily streak and a day-dependent ETag turn on. */
+export function utcDay (ms: number): number {
+  return Math.floor(ms / DAY_MS)
+}
+
 /** Monday 00:00 UTC of the ISO week holding `ms`. (1970-01-01 was a Thursday.) */
 export function isoWeekStart (ms: number): number {
   const day = Math.floor(ms / DAY_MS)

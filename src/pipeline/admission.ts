@@ -1,27 +1,30 @@
-// Admission of an authenticated request, in order: a refusal this instance remembers, the
-// per-key rate limit by plan (@fastify/rate-limit with our sliding-window store, read through one
-// plain verdict), the server scope (one rule, auth.ts's keyCoversServer), and conditional
-// requests. Then the cached answer, if any (src/pipeline/reads.ts), and else validation and the
-// route.
+// Admission of an authenticated request to a route with key access (src/pipeline/access.ts),
+// once validation has run, in order: a refusal this instance remembers, the per-key rate limit by
+// plan (@fastify/rate-limit with our sliding-window store, read through one plain verdict), the
+// refusal of invalid input (counted: every authenticated answer carries x-ratelimit-*), the server
+// scope (one rule, auth.ts's keyCoversServer, applied to the server the route declares), and
+// conditional requests. Then the route's handler, which serves a read from the response cache
+// or from Redis (src/pipeline/reads.ts).
 //
-// The limiter and the read of the server's data version go to Redis together, in one round
-// trip; the version lets the route serve its cached body (src/pipeline/reads.ts). A request whose
-// If-None-Match holds the current ETag is answered 304 without counting against the quota (the
-// limiter is only read), within REVALIDATIONS_PER_SECOND per key on this instance; past that it
-// is counted like any other. Registered inside the API's scope, after authentication, so every
-// authenticated response (400s and 404s included) is counted and carries x-ratelimit-*.
+// Nothing here builds a key of a server's from a value validation has not passed: the server is
+// read from the validated parameters, and only for a valid request of a server the key covers.
+// The limiter and the read of that server's data version go to Redis together, in one round
+// trip; the version lets the route serve its cached body. A request whose If-None-Match holds the
+// current ETag is answered 304 without counting against the quota (the limiter is only read),
+// within REVALIDATIONS_PER_SECOND per key on this instance; past that it is counted like any other.
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { slidingWindowStore } from '../rate-limit/store.js'
 import { ForbiddenError, RateLimitedError } from '../errors.js'
-import { bodyDependsOnDay, entityTag, matchingTag, sendNotModified } from '../http/etag.js'
+import { entityTag, matchingTag, sendNotModified } from '../http/etag.js'
+import { bodyDependsOnDay, serverOf } from './access.js'
 import { type AuthenticatedKey, keyCoversServer } from './auth.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** onRequest hook: counts the request, checks its server scope (403), answers 304 or reads the server's data version. */
+    /** preHandler hook: counts the request, refuses invalid input (400), checks its server scope (403), answers 304 or reads the server's data version. */
     admit: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
     /**
      * The key's quota through the same limiter: counts one more request (`increment`, as an open
@@ -32,10 +35,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The data version of the request's own server, read with the limiter; undefined for another server. */
     dataVersion: string | undefined
-  }
-  interface FastifyContextConfig {
-    /** The route's body depends on the UTC day (so does its ETag); a function for a route where some requests' do. */
-    etagPerDay?: boolean | ((request: FastifyRequest) => boolean)
   }
 }
 
@@ -127,12 +126,15 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
     const until = refusedUntil.get(refusalId(key))
     if (until !== undefined && until > Date.now()) refuse(reply, key, config.planLimits[key.plan], until - Date.now())
 
-    // The server scope, decided once: a key outside it gets its 403 below, counted, and no
-    // version, so nothing of the server's (not a cached answer either) can reach it.
-    const guildId = (request.params as { guild_id?: string }).guild_id
-    const covered = keyCoversServer(key, guildId)
+    // The server scope, decided once, on the validated server: a key outside it gets its 403
+    // below, counted, and no version, so nothing of the server's (not a cached answer either)
+    // can reach it. Invalid input is refused (400) after it, also without a version: a URL that
+    // validation refuses never gets a 304.
+    const invalid = request.refusal ?? request.validationError ?? null
+    const guildId = serverOf(request)
+    const covered = guildId !== undefined && keyCoversServer(key, guildId)
     // Issued now, beside the limiter's script: one round trip for both.
-    const version = covered ? leaderboard.version(guildId) : undefined
+    const version = covered && invalid === null ? leaderboard.version(guildId) : undefined
     version?.catch(() => {}) // awaited below; a failure is the limiter's to report first
 
     const ifNoneMatch = request.headers['if-none-match']
@@ -153,7 +155,7 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
       refuse(reply, key, verdict.limit, verdict.resetMs)
     }
     rateHeaders(reply, verdict)
-    // A route without a server in its path (/me) reads nothing of any server's.
-    if (!covered && guildId !== undefined) throw new ForbiddenError(guildId)
+    if (guildId !== undefined && !covered) throw new ForbiddenError(guildId)
+    if (invalid !== null) throw invalid
   })
 }, { name: 'admission', dependencies: ['config', 'redis', 'leaderboard-reader', 'sliding-window', 'auth'] })

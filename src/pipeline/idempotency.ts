@@ -10,7 +10,8 @@
 // after the key (opIdFor), so even a retry past a lost claim is applied once by the writer.
 // A 5xx is not kept: the retry runs again, safely, by those operation ids.
 //
-// The hook serves the routes whose body is parsed before the handler (config.idempotent). The
+// The hook serves the routes whose body is parsed before the handler (declared `idempotent`,
+// src/pipeline/access.ts, which attaches it). The
 // import's body is a stream, read only as it is handled, so that route takes the key itself
 // (routes/admin/transfer.ts) with the functions the hook is made of, and sets
 // request.idempotency once it has read its body, for onSend to store its answer here.
@@ -58,9 +59,9 @@ declare module 'fastify' {
     /** The key this request claimed, with its fingerprint: onSend stores the answer under it. */
     idempotency: Claim | null
   }
-  interface FastifyContextConfig {
-    /** The route takes Idempotency-Key. */
-    idempotent?: boolean
+  interface FastifyInstance {
+    /** preHandler hook of an idempotent route: replays the answer kept under the request's Idempotency-Key, or claims the key. */
+    claimIdempotencyKey: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
   }
 }
 
@@ -135,8 +136,7 @@ export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
   const { redisClient: redis } = fastify
   fastify.decorateRequest('idempotency', null)
 
-  fastify.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.routeOptions.config.idempotent !== true) return
+  fastify.decorate('claimIdempotencyKey', async function claimIdempotencyKey (request: FastifyRequest, reply: FastifyReply) {
     const key = requestKeyOf(request)
     if (key === undefined) return
     const fingerprint = fingerprintHash(request).update(JSON.stringify(request.body ?? null)).digest('base64url')

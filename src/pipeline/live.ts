@@ -3,8 +3,8 @@
 // quota (one request to open, one more each minute open), a revoked or expired key's streams
 // ending, the drain, and the metrics. What is
 // sent and when is the watcher's (src/live/live-watcher.ts); the routes are
-// src/routes/api/streams.ts. Registered in the streams' scope of the API (src/routes/api/index.ts),
-// before admission, so that the cap is checked after authentication and before the request is counted.
+// declared with the reads they stream (src/routes/api/reads.ts). The cap is checked after
+// authentication and before the request is counted (the stream routes' hooks, src/pipeline/access.ts).
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
@@ -20,11 +20,9 @@ declare module 'fastify' {
     live: {
       /** Answers the request with a stream of `spec`'s events (or throws the endpoint's error). */
       open: (request: FastifyRequest, reply: FastifyReply, spec: TopicSpec) => Promise<FastifyReply>
+      /** onRequest hook of a stream route (attached by src/pipeline/access.ts): reserves one of its key's open streams, or 429. */
+      reserve: onRequestHookHandler
     }
-  }
-  interface FastifyContextConfig {
-    /** A live-update stream: capped per key, outside the requests-in-progress count. */
-    stream?: boolean
   }
 }
 
@@ -87,7 +85,6 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     // Not counted; the key's quota headers all the same, as on any authenticated answer.
     fastify.quota(request, false, reply).then(() => { done(refusal) }, done)
   }
-  fastify.addHook('onRequest', reserveStream)
 
   lifecycle.onDrain(() => { watcher.endAll() })
   fastify.addHook('preClose', async () => { watcher.stop() })
@@ -129,7 +126,7 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     return reply
   }
 
-  fastify.decorate('live', { open })
+  fastify.decorate('live', { open, reserve: reserveStream })
 }, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission'] })
 
 /** A Last-Event-ID as an entity tag: as sent (quoted, the `id:` we wrote), or bare. */

@@ -2,19 +2,16 @@
 // by the admission hook) is the one the body was read at, else from Redis through the reader
 // (requests that miss together share one read: see readShared). Every 200 carries a strong
 // ETag and Cache-Control; a body of 1 KiB or more is compressed when the client accepts it; an
-// If-None-Match that holds the current tag gets a 304.
-//
-// A URL that was once served through its route (so passed validation, the server scope check
-// and the handler) is served again from the cache in an onRequest hook, before validation and
-// the handler: the same path and query validate the same way and name the same cached body, and
-// the admission hook has read the data version only for a key of the URL's own server.
+// If-None-Match that holds the current tag gets a 304. The cache key is derived from the route
+// and its validated parameters (readCacheKey), never written by a route.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { LRUCache } from 'lru-cache'
-import { utcDay, type Versioned } from '../reader/leaderboard-reader.js'
+import type { Versioned } from '../reader/leaderboard-reader.js'
+import { utcDay } from '../periods/periods.js'
 import { type CachedBody, ResponseCache } from '../http/response-cache.js'
 import { chooseEncoding } from '../http/encoding.js'
-import { bodyDependsOnDay, cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
+import { cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
+import { bodyDependsOnDay } from './access.js'
 import { withDeadline } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
 
@@ -46,7 +43,12 @@ declare module 'fastify' {
  * parameter a body depends on can be left out of it.
  */
 export function readCacheKey (request: FastifyRequest): string {
-  return `${request.routeOptions.url ?? ''} ${canonical(request.params)}?${canonical(request.query)}`
+  return cacheKeyOf(request.routeOptions.url ?? '', request.params, request.query)
+}
+
+/** The cache key of the read at route `url` with these validated parameters. */
+export function cacheKeyOf (url: string, params: unknown, query: unknown): string {
+  return `${url} ${canonical(params)}?${canonical(query)}`
 }
 
 function canonical (values: unknown): string {
@@ -54,19 +56,6 @@ function canonical (values: unknown): string {
   const record = values as Record<string, unknown>
   return Object.keys(record).sort().map((name) => `${name}=${String(record[name])}`).join('&')
 }
-
-/** What a URL served through its route is served from: its cached body's key, and whether the body depends on the day. */
-interface ServedUrl {
-  cacheKey: string
-  perDay: boolean
-}
-
-/**
- * Bytes of URLs (and their cache keys) remembered for the onRequest answer, counted as string
- * lengths; past this the least recently used are forgotten (a forgotten URL goes through its route).
- */
-const SERVED_URLS_MAX_SIZE = 4 * 1024 * 1024
-const SERVED_URL_OVERHEAD = 64
 
 /** The response cache and its counts, on the root instance. */
 export const responseCachePlugin = fp(async function responseCachePlugin (fastify: FastifyInstance) {
@@ -77,10 +66,6 @@ export const responseCachePlugin = fp(async function responseCachePlugin (fastif
 export default fp(async function readsPlugin (fastify: FastifyInstance) {
   const cache = fastify.responseCache
   const stats = fastify.responseCacheStats
-  const servedUrls = new LRUCache<string, ServedUrl>({
-    maxSize: SERVED_URLS_MAX_SIZE,
-    sizeCalculation: (served, url) => SERVED_URL_OVERHEAD + url.length + served.cacheKey.length
-  })
   const remember = fastify.config.responseCacheMb > 0 // with the cache off there is nothing to answer from
   const { redisClock } = fastify
   const commandTimeoutMs = fastify.config.redisCommandTimeoutMs
@@ -97,14 +82,6 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     if (encoding !== 'identity') reply.header('content-encoding', encoding)
     return reply.send(cache.body(cacheKey, entry, encoding))
   }
-
-  fastify.addHook('onRequest', (request, reply, done) => {
-    const served = request.dataVersion === undefined || request.method !== 'GET' ? undefined : servedUrls.get(request.url)
-    const entry = served && cached(served.cacheKey, request.dataVersion, served.perDay)
-    if (served === undefined || entry === undefined) { done(); return }
-    stats.hits++
-    send(request, reply, served.cacheKey, entry)
-  })
 
   /** Reads in progress, by data version, day (for a body that depends on it) and cache key. */
   const reading = new Map<string, Promise<CachedBody>>()
@@ -143,7 +120,6 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
       stats.misses++
       entry = await readShared(reply, cacheKey, request.dataVersion, perDay, read)
     }
-    if (remember && request.method === 'GET') servedUrls.set(request.url, { cacheKey, perDay })
     return await send(request, reply, cacheKey, entry)
   })
 }, { name: 'reads', dependencies: ['config', 'redis', 'response-cache'] })

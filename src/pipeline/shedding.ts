@@ -42,7 +42,8 @@ export default fp(async function underPressurePlugin (fastify: FastifyInstance) 
       if (route.url === '/healthz') { done(); return }
       // An open stream is not a request in progress (it would hold the count for hours), but a
       // new one is refused like any request while the instance is past the bound.
-      if (route.config.stream === true) {
+      const access = route.config.access
+      if (access?.kind === 'key' && access.stream === true) {
         done(inFlight >= maxInFlight ? new OverloadedError('in_flight') : undefined)
         return
       }

@@ -1,5 +1,5 @@
 // Bearer-token authentication of the write API, and the rule of what a token allows: its
-// scopes (a route's `config.scope`) and its servers (the `guild_id` in the path).
+// scopes and its servers, as each route declares them (`config.access`, src/pipeline/access.ts).
 //
 // As for API keys (auth.ts): a token is looked up at most once per API_KEY_CACHE_TTL_MS per
 // instance, so a revoked or rotated token is refused everywhere within that time (5 s at most),
@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { hashApiKey } from '../api-keys/api-keys.js'
 import { type Scope, type TokenCheck, tokenId, TokenStore } from '../tokens/token-store.js'
+import { serverOf } from './access.js'
 import { serverSet, type ServerSet, setCovers } from '../api-keys/server-scope.js'
 import { withDeadline } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
@@ -24,15 +25,13 @@ export interface AuthenticatedToken {
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenStore
-    /** onRequest hook: sets request.token, or refuses with 401, 403 or 429. */
+    /** onRequest hook: sets request.token, or refuses with 401, 403 (the route's scope) or 429. */
     authenticateToken: (request: FastifyRequest) => Promise<void>
+    /** preHandler hook: 403 unless the token covers the server the route declares (from its validated parameters). */
+    checkTokenServer: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
     token: AuthenticatedToken | null
-  }
-  interface FastifyContextConfig {
-    /** The token scope a write-API route needs. */
-    scope?: Scope
   }
 }
 
@@ -75,12 +74,17 @@ export default fp(async function tokenAuthPlugin (fastify: FastifyInstance) {
     if (token === null) return await fastify.refuseAuthentication(request, new InvalidTokenError())
     request.token = token
 
-    const scope = request.routeOptions.config.scope
-    if (scope !== undefined && !token.scopes.includes(scope)) {
-      throw new NotPermittedError(`this token lacks the scope ${scope}`)
+    const access = request.routeOptions.config.access
+    // The guard (access.ts) gives every token route a scope: a route without one is never built.
+    const scope = access?.kind === 'token' ? access.scope : undefined
+    if (scope === undefined || !token.scopes.includes(scope)) {
+      throw new NotPermittedError(`this token lacks the scope ${scope ?? 'of this route'}`)
     }
-    const guildId = (request.params as { guild_id?: string } | undefined)?.guild_id
-    if (guildId !== undefined && !tokenCoversServer(token, guildId)) {
+  })
+
+  fastify.decorate('checkTokenServer', async function checkTokenServer (request: FastifyRequest) {
+    const guildId = serverOf(request)
+    if (guildId !== undefined && (request.token === null || !tokenCoversServer(request.token, guildId))) {
       throw new NotPermittedError(`this token does not cover server ${guildId}`)
     }
   })

@@ -35,10 +35,10 @@ export default fp(async function demoPagePlugin (fastify: FastifyInstance) {
   const policy = pagePolicy(html)
   const client = scripts(`${here}/../client`)
 
-  fastify.get('/', { schema: { hide: true } }, async (_request, reply) =>
+  fastify.get('/', { schema: { hide: true }, config: { access: { kind: 'service' } } }, async (_request, reply) =>
     await reply.header('content-security-policy', policy).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html))
 
-  fastify.get('/demo/client/:file', { schema: { hide: true } }, async (request, reply) => {
+  fastify.get('/demo/client/:file', { schema: { hide: true }, config: { access: { kind: 'service' } } }, async (request, reply) => {
     const body = client.get((request.params as { file: string }).file)
     if (body === undefined) return await reply.callNotFound()
     return await reply.header('cache-control', 'no-cache').type(JS).send(body)

@@ -85,7 +85,7 @@ export function openapiPluginFor (spec: DocumentSpec) {
       },
       transformObject: (document) => liftRequiredHeaders((document as { openapiObject: object }).openapiObject)
     })
-    fastify.get(spec.path, { schema: { hide: true } }, async () => fastify.swagger())
+    fastify.get(spec.path, { schema: { hide: true }, config: { access: { kind: 'service' } } }, async () => fastify.swagger())
   }, { name: 'openapi' })
 }
 

@@ -12,7 +12,7 @@ import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
-import { type Period, spanOfPeriod } from '../periods/periods.js'
+import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError } from '../errors.js'
 import { formatMultiplier } from '../validation.js'
@@ -21,7 +21,6 @@ import type { AroundPage, LeaderboardEntry as LeaderboardEntrySchema, Leaderboar
 import type { MemberList as MemberListSchema, MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
 
-const DAY_MS = 86_400_000
 const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 
 export type LeaderboardEntry = Static<typeof LeaderboardEntrySchema>
@@ -240,11 +239,6 @@ function memberRecord (userId: string, xp: number, rank: number, record: string 
     monthly_xp: Number(monthXp ?? 0),
     level_progress: { xp: progress.xp, required: progress.required }
   }
-}
-
-/** The UTC day of a time in Unix ms, as days since the epoch. */
-export function utcDay (ms: number): number {
-  return Math.floor(ms / DAY_MS)
 }
 
 /** The stored streak while it is alive (last claim today or yesterday, UTC), else 0. */

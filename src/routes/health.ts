@@ -12,11 +12,12 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/healthz', {
     schema: { operationId: 'getHealth', tags: ['service'], summary: 'Liveness: the process serves requests', security, response: livenessResponses },
     // Never shed: an overloaded instance is alive, and an orchestrator must not restart it.
-    config: { pressureHandler: () => undefined }
+    config: { access: { kind: 'service' }, pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {
-    schema: { operationId: 'getReadiness', tags: ['service'], summary: 'Readiness: not shutting down, and Redis serves', security, response: readinessResponses }
+    schema: { operationId: 'getReadiness', tags: ['service'], summary: 'Readiness: not shutting down, and Redis serves', security, response: readinessResponses },
+    config: { access: { kind: 'service' } }
   }, async () => {
     if (fastify.lifecycle.draining) throw new ServiceUnavailableError('this instance is shutting down', 1)
     const { redisHealth } = fastify

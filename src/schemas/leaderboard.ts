@@ -1,6 +1,5 @@
 import { Type } from 'typebox'
 import { named, ref } from './common.js'
-import { errorResponses, memberNotFound, readResponses } from './responses.js'
 import { PERIODS } from '../periods/periods.js'
 
 export const LIMIT_DEFAULT = 10
@@ -33,11 +32,6 @@ export const LeaderboardPage = named('LeaderboardPage', Type.Object({
   page: Type.Integer({ minimum: 1, description: 'The requested page (past the end: data is empty)' })
 }, { description: 'One page of the leaderboard' }))
 
-export const leaderboardResponses = {
-  ...readResponses(LeaderboardPage, 'One page of the leaderboard'),
-  ...errorResponses
-}
-
 export const AroundQuery = Type.Object({
   radius: Type.Optional(Type.Integer({ minimum: 0, maximum: RADIUS_MAX, default: RADIUS_DEFAULT, description: 'Ranks on each side of the member' }))
 })
@@ -47,9 +41,3 @@ export const AroundPage = named('AroundPage', Type.Object({
   total: Type.Integer({ minimum: 1, description: 'Number of ranked members' }),
   rank: Type.Integer({ minimum: 1, description: "The member's rank" })
 }, { description: 'The leaderboard around one member' }))
-
-export const aroundResponses = {
-  ...readResponses(AroundPage, 'The leaderboard around the member'),
-  ...memberNotFound,
-  ...errorResponses
-}

@@ -1,6 +1,5 @@
 import { Type } from 'typebox'
 import { named, ref } from './common.js'
-import { errorResponses, memberNotFound, readResponses } from './responses.js'
 
 export const MemberRecord = named('MemberRecord', Type.Object({
   user_id: Type.String({ examples: ['1100000000000000777'] }),
@@ -21,12 +20,6 @@ export const MemberRecord = named('MemberRecord', Type.Object({
   })
 }, { description: "A member's record" }))
 
-export const memberResponses = {
-  ...readResponses(MemberRecord, "The member's record"),
-  ...memberNotFound,
-  ...errorResponses
-}
-
 export const IDS_MAX = 100
 
 export const MembersQuery = Type.Object({
@@ -41,8 +34,3 @@ export const MemberList = named('MemberList', Type.Object({
   data: Type.Array(ref(MemberRecord), { description: 'The records of the requested ids that are members, in the requested order' }),
   missing: Type.Array(Type.String(), { description: 'The requested ids that are not members, in the requested order' })
 }, { description: 'Several members at once' }))
-
-export const membersResponses = {
-  ...readResponses(MemberList, 'The records of the requested members'),
-  ...errorResponses
-}

@@ -45,41 +45,44 @@ export function validationMessage (error: FastifyError, request: FastifyRequest)
 }
 
 /**
- * A preValidation hook that refuses query integers not written as plain decimal digits, or too
- * large to be exact. (Validation coerces with Number(), which would also accept "1e1", "0x10" or
- * " 5", and turns 309 digits and more into Infinity, which then passes the range check.)
+ * A check of the raw query (src/pipeline/read-routes.ts runs it before validation): the refusal of
+ * query integers not written as plain decimal digits, or too large to be exact. (Validation
+ * coerces with Number(), which would also accept "1e1", "0x10" or " 5", and turns 309 digits and
+ * more into Infinity, which then passes the range check.)
  */
 export function plainIntegers (names: string[]) {
-  return async function (request: FastifyRequest): Promise<void> {
+  return function (request: FastifyRequest): InvalidParameterError | null {
     const query = request.query as Record<string, unknown>
     for (const name of names) {
       const value = query[name]
       if (typeof value === 'string' && !(/^\d+$/.test(value) && Number.isSafeInteger(Number(value)))) {
-        throw new InvalidParameterError(parameterMessage(name, propertySchema(request, 'querystring', name)) ?? `${name} is invalid`)
+        return new InvalidParameterError(parameterMessage(name, propertySchema(request, 'querystring', name)) ?? `${name} is invalid`)
       }
     }
+    return null
   }
 }
 
 /**
- * A preValidation hook for a list of ids in one query parameter (`ids=1,2,3`): 1 to `max`
- * distinct snowflakes separated by commas, or a message that names the parameter, its bounds
+ * A check of the raw query for a list of ids in one parameter (`ids=1,2,3`): 1 to `max`
+ * distinct snowflakes separated by commas, or a refusal that names the parameter, its bounds
  * and what broke them (the schema's pattern alone cannot see a repeat, nor say which id is bad).
  */
 export function distinctIds (name: string, max: number) {
   const bounds = `${name} must be 1 to ${max} distinct decimal ids (1 to 20 digits without a leading zero) separated by commas`
-  return async function (request: FastifyRequest): Promise<void> {
+  return function (request: FastifyRequest): InvalidParameterError | null {
     const value = (request.query as Record<string, unknown>)[name]
-    if (value === undefined) throw new InvalidParameterError(`${name} is required: ${bounds}`)
-    if (typeof value !== 'string') throw new InvalidParameterError(`${bounds}, given once`)
+    if (value === undefined) return new InvalidParameterError(`${name} is required: ${bounds}`)
+    if (typeof value !== 'string') return new InvalidParameterError(`${bounds}, given once`)
     const ids = value.split(',')
-    if (ids.length > max) throw new InvalidParameterError(`${bounds}; got ${ids.length}`)
+    if (ids.length > max) return new InvalidParameterError(`${bounds}; got ${ids.length}`)
     const bad = ids.find((id) => !SNOWFLAKE.test(id))
-    if (bad !== undefined) throw new InvalidParameterError(`${bounds}; ${JSON.stringify(bad.slice(0, 24))}${bad.length > 24 ? '…' : ''} is not one`)
+    if (bad !== undefined) return new InvalidParameterError(`${bounds}; ${JSON.stringify(bad.slice(0, 24))}${bad.length > 24 ? '…' : ''} is not one`)
     const seen = new Set<string>()
     for (const id of ids) {
-      if (seen.has(id)) throw new InvalidParameterError(`${bounds}; ${id} is given twice`)
+      if (seen.has(id)) return new InvalidParameterError(`${bounds}; ${id} is given twice`)
       seen.add(id)
     }
+    return null
   }
 }

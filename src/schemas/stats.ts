@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
 import { named } from './common.js'
 import { CURVES } from '../levels/curves.js'
-import { errorResponses, readResponses } from './responses.js'
 
 export const GuildStats = named('GuildStats', Type.Object({
   total_members: Type.Integer({ minimum: 0, description: 'Members with XP > 0' }),
@@ -10,8 +9,3 @@ export const GuildStats = named('GuildStats', Type.Object({
   xp_curve: Type.Enum([...CURVES], { type: 'string', description: 'How XP maps to levels (see docs/api.md, "Levels and curves")' }),
   xp_multiplier: Type.Number({ minimum: 0.01, maximum: 100 })
 }, { description: "The server's aggregates and curve settings" }))
-
-export const statsResponses = {
-  ...readResponses(GuildStats, "The server's aggregates and settings"),
-  ...errorResponses
-}

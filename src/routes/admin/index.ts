@@ -1,6 +1,8 @@
-// The write API under /admin/v1 (ADMIN_PORT): bearer-token authentication with the token's
-// scopes and servers (pipeline/token-auth.ts), then Idempotency-Key (pipeline/idempotency.ts),
-// then validation and the handler, which maps the request to the library.
+// The write API under /admin/v1 (ADMIN_PORT). Each route declares its token access
+// (src/pipeline/access.ts: the scope it needs, the server it acts on, whether it takes
+// Idempotency-Key), which attaches its hooks: bearer-token authentication and the scope
+// (pipeline/token-auth.ts), then, once validation has run, the server check and Idempotency-Key
+// (pipeline/idempotency.ts), then the handler, which maps the request to the library.
 import type { FastifyInstance } from 'fastify'
 import idempotencyPlugin from '../../pipeline/idempotency.js'
 import memberRoutes from './members.js'
@@ -8,7 +10,6 @@ import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
 
 export default async function admin (fastify: FastifyInstance) {
-  fastify.addHook('onRequest', fastify.authenticateToken)
   await fastify.register(idempotencyPlugin)
   await fastify.register(memberRoutes)
   await fastify.register(keyRoutes)

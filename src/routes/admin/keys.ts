@@ -8,6 +8,7 @@ import { KeyChangeBody, KeyParams, NewKeyBody, responses, WriteRequestHeaders } 
 import type { ApiKeyInfo } from '../../api-keys/api-keys.js'
 import { ALL_SERVERS, type ServerScope } from '../../api-keys/server-scope.js'
 import { ApiKeyNotFoundError, NotPermittedError } from '../../errors.js'
+import { guildOf } from '../../pipeline/access.js'
 
 function covers (request: FastifyRequest, servers: ServerScope): boolean {
   const mine = request.token?.servers
@@ -31,7 +32,9 @@ function record (info: ApiKeyInfo) {
 
 const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { apiKeys } = fastify
-  const keys = { scope: 'keys' as const, idempotent: true }
+  // A server's keys, by the server in the path; a key by its id, whose servers the route checks (managed).
+  const serverKeys = { access: { kind: 'token', scope: 'keys', server: guildOf, idempotent: true } } as const
+  const keyById = { access: { kind: 'token', scope: 'keys', server: null, idempotent: true } } as const
 
   /** The key `id` when the request's token covers every server it reads; 404 or 403 otherwise. */
   async function managed (request: FastifyRequest, id: string): Promise<ApiKeyInfo> {
@@ -49,7 +52,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       params: GuildParams,
       response: responses.keyList
     },
-    config: { scope: 'keys' }
+    config: { access: { kind: 'token', scope: 'keys', server: guildOf } }
   }, async (request) => ({ data: (await apiKeys.list(request.params.guild_id)).map(record) }))
 
   fastify.post('/servers/:guild_id/keys', {
@@ -62,7 +65,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: NewKeyBody,
       response: responses.keyCreated
     },
-    config: keys
+    config: serverKeys
   }, async (request, reply) => {
     const { plan, name, expires_at: expiresAt, servers = [request.params.guild_id] } = request.body
     if (!covers(request, servers)) throw new NotPermittedError('this token does not cover every server of the key')
@@ -80,7 +83,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: KeyChangeBody,
       response: responses.keyChanged
     },
-    config: keys
+    config: keyById
   }, async (request) => {
     await managed(request, request.params.id)
     const { plan, name, expires_at: expiresAt } = request.body
@@ -98,7 +101,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       headers: WriteRequestHeaders,
       response: responses.keyRotated
     },
-    config: keys
+    config: keyById
   }, async (request) => {
     await managed(request, request.params.id)
     const rotated = await apiKeys.rotate(request.params.id)
@@ -114,7 +117,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       headers: WriteRequestHeaders,
       response: responses.keyRevoked
     },
-    config: keys
+    config: keyById
   }, async (request, reply) => {
     await managed(request, request.params.id)
     await apiKeys.revoke(request.params.id)

@@ -8,6 +8,7 @@ import { memberFound } from '../../reader/leaderboard-reader.js'
 import { opIdFor } from '../../pipeline/idempotency.js'
 import { DailyAlreadyClaimedError, DailyClaimRefusedError, MemberNotFoundError } from '../../errors.js'
 import { redisNow } from '../../redis/client.js'
+import { guildOf } from '../../pipeline/access.js'
 
 /** A batch of 1,000 awards is about 100 KB of JSON. */
 const AWARDS_BODY_LIMIT = 1024 * 1024
@@ -15,7 +16,7 @@ const DAY_MS = 24 * 3600 * 1000
 
 const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { writer, leaderboard } = fastify
-  const write = { scope: 'write' as const, idempotent: true }
+  const write = { access: { kind: 'token', scope: 'write', server: guildOf, idempotent: true } } as const
 
   fastify.post('/servers/:guild_id/awards', {
     schema: {
@@ -114,7 +115,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       params: GuildParams,
       response: responses.settings
     },
-    config: { scope: 'write' }
+    config: { access: { kind: 'token', scope: 'write', server: guildOf } }
   }, async (request) => {
     const { xp_curve: curve, xp_multiplier: multiplier } = (await leaderboard.readStats(request.params.guild_id)).value
     return { xp_curve: curve, xp_multiplier: multiplier }

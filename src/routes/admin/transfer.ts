@@ -21,6 +21,7 @@ import { importMembers } from '../../transfer/import-members.js'
 import { exportMembers } from '../../transfer/export-members.js'
 import { IdempotencyKeyReusedError, ImportFileError, LeaderboardError } from '../../errors.js'
 import { claimOrFind, fingerprintHash, releaseClaim, replay, requestKeyOf } from '../../pipeline/idempotency.js'
+import { guildOf } from '../../pipeline/access.js'
 
 const MIB = 1024 * 1024
 
@@ -103,7 +104,7 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     // Not config.idempotent: the hook fingerprints a parsed body before the handler; this route
     // takes Idempotency-Key itself, as its body streams in (see the top of this file).
-    config: { scope: 'transfer' }
+    config: { access: { kind: 'token', scope: 'transfer', server: guildOf } }
   }, async (request, reply) => {
     const { guild_id: guildId } = request.params
     if (!(request.body instanceof Readable)) throw new ImportFileError('send the file as the request body')
@@ -152,7 +153,7 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: ExportQuery,
       response: responses.exported
     },
-    config: { scope: 'transfer' }
+    config: { access: { kind: 'token', scope: 'transfer', server: guildOf } }
   }, async (request, reply) => {
     const format = request.query.format
     const stream = Readable.from(exportMembers(leaderboard, request.params.guild_id, { format }))

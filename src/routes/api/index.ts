@@ -1,36 +1,22 @@
-// The public API under /api/v1. Every request is authenticated first; then each kind of
-// endpoint has its own scope, whose hooks run in the order they are added:
-// - reads (leaderboard, members, stats, /me): admission (the per-key rate limit, the server
-//   scope check and conditional requests), the cached answer, then validation and the handler;
-// - live-update streams: the cap of open streams per key (a refused stream is not counted),
-//   admission, then validation and the handler.
-// So a read pays no hook of the streams' and a stream none of the reads' cache. Not wrapped in
-// fastify-plugin on purpose: the hooks and the rate limit stay inside this scope, away from
+// The public API under /api/v1: the reads (each declared once in ./reads.ts, with its live-update
+// stream) and /me. Each route's key access (src/pipeline/access.ts) attaches its hooks:
+// authentication, the cap of open streams for a stream, then, once validation has run,
+// admission (the count, the refusal of invalid input, the server scope, the 304, the data
+// version) and the route's handler (a read through the response cache, or a stream). Not
+// wrapped in fastify-plugin on purpose: admission's limiter stays inside this scope, away from
 // /healthz and the OpenAPI document.
 import type { FastifyInstance } from 'fastify'
 import admissionPlugin from '../../pipeline/admission.js'
 import readsPlugin from '../../pipeline/reads.js'
-import serverRoutes from './servers.js'
-import memberListRoutes from './member-lists.js'
 import livePlugin from '../../pipeline/live.js'
-import streamRoutes from './streams.js'
+import { registerReads } from '../../pipeline/read-routes.js'
+import { reads } from './reads.js'
 import meRoutes from './me.js'
 
 export default async function api (fastify: FastifyInstance) {
-  fastify.addHook('onRequest', fastify.authenticate)
   await fastify.register(admissionPlugin)
-
-  await fastify.register(async function reads (scope: FastifyInstance) {
-    scope.addHook('onRequest', scope.admit)
-    await scope.register(readsPlugin)
-    await scope.register(serverRoutes)
-    await scope.register(memberListRoutes)
-    await scope.register(meRoutes)
-  })
-
-  await fastify.register(async function streams (scope: FastifyInstance) {
-    await scope.register(livePlugin)
-    scope.addHook('onRequest', scope.admit)
-    await scope.register(streamRoutes)
-  })
+  await fastify.register(readsPlugin)
+  await fastify.register(livePlugin)
+  registerReads(fastify, reads)
+  await fastify.register(meRoutes)
 }

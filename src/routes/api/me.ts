@@ -13,7 +13,8 @@ const meRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'The API key making the request: its plan and the servers it reads',
       headers: ReadRequestHeaders,
       response: keyInfoResponses
-    }
+    },
+    config: { access: { kind: 'key', server: null } }
   }, async (request) => {
     const info = request.apiKey === null ? null : await fastify.apiKeys.get(request.apiKey.id)
     if (info === null) throw new InvalidApiKeyError() // deleted since it was authenticated

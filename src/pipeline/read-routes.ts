@@ -1,0 +1,139 @@
+// A read endpoint of the public API as one declaration (`ReadDeclaration`), and the routes made
+// from it: `GET path` (served through the response cache, src/pipeline/reads.ts) and, when it
+// declares a stream, `GET path/stream` (the same body as live updates, src/pipeline/live.ts).
+// Both carry the declaration's key access (src/pipeline/access.ts: authentication, the count,
+// the server check, the 304), its schemas (validation, serialization, the OpenAPI document), and
+// derive the cache key, the ETag's day and the stream's topic from it; scripts/client-types.ts
+// makes the typed client's methods from the same declarations.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Static, TObject, TSchema } from 'typebox'
+import type { LeaderboardReader, Versioned } from '../reader/leaderboard-reader.js'
+import type { NamedSchema } from '../schemas/common.js'
+import { ReadRequestHeaders } from '../schemas/headers.js'
+import { errorResponses, readResponses } from '../schemas/responses.js'
+import { StreamRequestHeaders, streamResponse } from '../schemas/streams.js'
+import type { KeyAccess } from './access.js'
+import { cacheKeyOf } from './reads.js'
+
+/** What a read is given: its validated path parameters and query (with their defaults filled in). */
+export interface ReadInput<P extends TObject, Q extends TObject> {
+  params: Static<P>
+  query: Static<Q>
+}
+
+/**
+ * A check of the raw query that validation cannot make (plain digits, distinct ids), run before
+ * validation: it returns the refusal, which is answered once the request is counted.
+ */
+export type QueryCheck = (request: FastifyRequest) => Error | null
+
+export interface ReadDeclaration<P extends TObject, Q extends TObject, B extends NamedSchema> {
+  /** Under the API's prefix: `/servers/:guild_id/leaderboard`. */
+  path: string
+  operationId: string
+  summary: string
+  tags: string[]
+  params: P
+  query?: Q
+  /** The 200 body, and what it is. */
+  body: B
+  description: string
+  /** Answers beyond every read's (404 member_not_found, say). */
+  errors?: Record<string, TSchema>
+  /** The server it reads, from the validated parameters. */
+  server: (params: Static<P>) => string
+  /** The body depends on the UTC day (a member's daily_streak), for every request or by its validated query. */
+  perDay?: boolean | ((query: Static<Q>) => boolean)
+  checks?: QueryCheck[]
+  read: (reader: LeaderboardReader, input: ReadInput<P, Q>) => Promise<Versioned<Static<B>>>
+  /** The same body as live updates at `path/stream`: event `event`. */
+  stream?: { operationId: string, summary: string, event: string }
+  /**
+   * The typed client's method for it, and its watch method for the stream, each with its doc
+   * comment; `lists` names the query parameters the method takes as a list argument (joined by
+   * commas), by the argument's name.
+   */
+  client: { method: string, doc: string, watch?: { method: string, doc: string }, lists?: Record<string, string> }
+}
+
+/** Any read declaration, as the routes and the client generator hold them. */
+
+export type AnyReadDeclaration = ReadDeclaration<any, any, NamedSchema>
+
+/** Checks `declaration` against its types (inference of P, Q and B for `server`, `perDay` and `read`). */
+export function readDeclaration<P extends TObject, Q extends TObject, B extends NamedSchema> (declaration: ReadDeclaration<P, Q, B>): AnyReadDeclaration {
+  return declaration
+}
+
+/** Runs the declaration's query checks, keeping the first refusal for admission to answer. */
+function queryChecks (checks: QueryCheck[]) {
+  return async function checkQuery (request: FastifyRequest): Promise<void> {
+    for (const check of checks) {
+      const refusal = check(request)
+      if (refusal !== null) {
+        request.refusal = refusal
+        return
+      }
+    }
+  }
+}
+
+/** The serializer of the plain endpoint's 200 body: a stream's events carry the same bytes. */
+function serializerOf (reply: FastifyReply, body: NamedSchema): (value: unknown) => string {
+  return reply.compileSerializationSchema({ $ref: `${body.$id}#` }) as (value: unknown) => string
+}
+
+/** Adds the routes of `declarations` to `fastify` (the API's scope, with the reads and live plugins). */
+export function registerReads (fastify: FastifyInstance, declarations: readonly AnyReadDeclaration[]): void {
+  for (const d of declarations) {
+    const access: KeyAccess = { kind: 'key', server: d.server, perDay: d.perDay }
+    const input = (request: FastifyRequest): ReadInput<TObject, TObject> => ({ params: request.params as Static<TObject>, query: (request.query ?? {}) as Static<TObject> })
+    const preValidation = d.checks === undefined ? undefined : queryChecks(d.checks)
+
+    fastify.route({
+      method: 'GET',
+      url: d.path,
+      schema: {
+        operationId: d.operationId,
+        tags: d.tags,
+        summary: d.summary,
+        params: d.params,
+        ...(d.query === undefined ? {} : { querystring: d.query }),
+        headers: ReadRequestHeaders,
+        response: { ...readResponses(d.body, d.description), ...d.errors, ...errorResponses }
+      },
+      ...(preValidation === undefined ? {} : { preValidation }),
+      config: { access },
+      compress: false, // serveRead sends compressed bodies from its cache
+      handler: async (request, reply) => await fastify.serveRead(request, reply, async () => await d.read(fastify.leaderboard, input(request)))
+    })
+
+    if (d.stream === undefined) continue
+    const { event } = d.stream
+    fastify.route({
+      method: 'GET',
+      url: `${d.path}/stream`,
+      schema: {
+        operationId: d.stream.operationId,
+        tags: ['live'],
+        summary: d.stream.summary,
+        params: d.params,
+        ...(d.query === undefined ? {} : { querystring: d.query }),
+        headers: StreamRequestHeaders,
+        response: { 200: streamResponse(event, d.body), ...d.errors, ...errorResponses }
+      },
+      ...(preValidation === undefined ? {} : { preValidation }),
+      config: { access: { ...access, stream: true } },
+      compress: false,
+      handler: async (request, reply) => await fastify.live.open(request, reply, {
+        // The plain endpoint's cache key: one topic per body, whatever the spelling of its URL.
+        id: cacheKeyOf((request.routeOptions.url ?? '').slice(0, -'/stream'.length), request.params, request.query),
+        guildId: d.server(request.params),
+        event,
+        perDay: typeof d.perDay === 'function' ? d.perDay(request.query) : d.perDay === true,
+        read: async () => await d.read(fastify.leaderboard, input(request)),
+        serialize: serializerOf(reply, d.body)
+      })
+    })
+  }
+}
