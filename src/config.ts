@@ -3,7 +3,7 @@
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { isIP } from 'node:net'
-import { DEFAULT_PLAN_LIMITS } from './api-keys/plans.js'
+import { DEFAULT_PLAN_LIMITS } from './plans.js'
 import { ConfigError, DEFAULT_REDIS_PREFIX, envBoolean, REDIS_PREFIX_PATTERN, redisUrlProblem } from './redis-settings.js'
 
 // The Redis settings are read by rules of their own module, which the CLI loads without TypeBox.

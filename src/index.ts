@@ -12,7 +12,7 @@ export {
 export { RedisClock } from './redis/clock.js'
 export { PERIODS, isoWeek, utcMonth, type Period, type PeriodSpan } from './periods/periods.js'
 export { ApiKeyStore, API_KEY_PREFIX, hashApiKey, type ApiKeyInfo, type CreatedApiKey } from './api-keys/api-keys.js'
-export { PLANS, DEFAULT_PLAN_LIMITS, type Plan } from './api-keys/plans.js'
+export { PLANS, DEFAULT_PLAN_LIMITS, type Plan } from './plans.js'
 export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, levelProgress, xpForLevel, xpToNextLevel, type Curve } from './levels/curves.js'
 export { MAX_AWARD } from './validation.js'
 export * from './errors.js'

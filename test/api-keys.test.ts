@@ -7,7 +7,7 @@ import { redisFixture } from './helpers/redis-server.js'
 import { allKeys, snapshot } from './helpers/redis-snapshot.js'
 import { redisNow } from '../src/redis/client.js'
 import { ApiKeyStore, apiKeyId, hashApiKey } from '../src/api-keys/api-keys.js'
-import { PLANS } from '../src/api-keys/plans.js'
+import { PLANS } from '../src/plans.js'
 import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../src/errors.js'
 
 const { redis, raw, keys } = await redisFixture(t, 'ak')

@@ -9,9 +9,9 @@ import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { allKeys } from './helpers/redis-snapshot.js'
 import { Random } from '../src/random.js'
-import { normalizeAddress } from '../src/http/client-address.js'
+import { normalizeAddress } from '../src/client-address.js'
 import { KeyBuilder } from '../src/redis/keys.js'
-import type { ClientAddress } from '../src/http/client-address.js'
+import type { ClientAddress } from '../src/client-address.js'
 import type { Config } from '../src/config.js'
 
 const server = await RedisServer.start()

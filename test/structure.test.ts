@@ -11,13 +11,17 @@ import { ERROR_CODES } from '../src/http/error-codes.js'
 
 const SRC = join(ROOT, 'src')
 
-/** Every module under src/ and the modules under src/ it imports (value or type, static or re-export). */
-function importGraph (): Map<string, string[]> {
+/**
+ * Every module under src/ and the modules under src/ it imports (value or type, static or
+ * re-export; with `values`, only the imports that load a module at run time).
+ */
+function importGraph (values = false): Map<string, string[]> {
   const graph = new Map<string, string[]>()
   for (const file of readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
     const text = readFileSync(join(SRC, file), 'utf8')
-    const targets = [...text.matchAll(/^(?:import|export)\b[^'"]*?from\s+'(\.{1,2}\/[^']+)'/gm)]
-      .map((m) => relative(SRC, resolve(dirname(join(SRC, file)), (m[1] ?? '').replace(/\.js$/, '.ts'))))
+    const targets = [...text.matchAll(/^(?:import|export)\b([^'"]*?)from\s+'(\.{1,2}\/[^']+)'/gm)]
+      .filter((m) => !values || !/^\s*type\b/.test(m[1] ?? ''))
+      .map((m) => relative(SRC, resolve(dirname(join(SRC, file)), (m[2] ?? '').replace(/\.js$/, '.ts'))))
     graph.set(file, targets)
   }
   return graph
@@ -64,7 +68,45 @@ t.test('no module of src/ imports itself through others', async (t) => {
 })
 
 t.test('the key builder imports nothing above it (no validation, no writer)', async (t) => {
-  t.same((graph.get('redis/keys.ts') ?? []).filter((f) => !f.startsWith('redis/') && f !== 'snowflake.ts' && f !== 'http/client-address.ts'), [])
+  t.same((graph.get('redis/keys.ts') ?? []).filter((f) => !f.startsWith('redis/') && f !== 'snowflake.ts' && f !== 'client-address.ts'), [])
+})
+
+/**
+ * The layers of src/, lowest first, by path. A module loads at run time only modules of its own
+ * layer or below (a type import, gone at run time, may name a shape from above: the reader's
+ * results are typed by the API's schemas). The client stands alone: it loads nothing outside it.
+ */
+const LAYERS: ReadonlyArray<[string, readonly string[]]> = [
+  ['foundation', ['snowflake.ts', 'errors.ts', 'validation.ts', 'levels/', 'periods/', 'plans.ts', 'client-address.ts', 'random.ts', 'package-info.ts', 'redis-settings.ts', 'config.ts']],
+  ['redis', ['redis/']],
+  ['stores', ['reader/', 'writer/', 'api-keys/', 'tokens/', 'transfer/', 'rate-limit/', 'seed/']],
+  ['http', ['http/', 'schemas/', 'live/', 'logger.ts']],
+  ['pipeline and app parts', ['pipeline/', 'plugins/']],
+  ['routes', ['routes/']],
+  ['entries', ['app.ts', 'admin/', 'server.ts', 'server-entry.ts', 'demo/', 'cli/', 'index.ts']]
+]
+
+function layerOf (file: string): number {
+  return LAYERS.findIndex(([, paths]) => paths.some((path) => file === path || file.startsWith(path)))
+}
+
+t.test('layers point down: no module loads one of a higher layer (the store never loads the HTTP layer)', async (t) => {
+  const upward: string[] = []
+  const unplaced: string[] = []
+  for (const [file, targets] of importGraph(true)) {
+    if (file.startsWith('client/')) {
+      for (const target of targets) if (!target.startsWith('client/')) upward.push(`${file} -> ${target} (the client stands alone)`)
+      continue
+    }
+    const layer = layerOf(file)
+    if (layer < 0) unplaced.push(file)
+    for (const target of targets) {
+      if (target.startsWith('client/') && file === 'index.ts') continue // the package re-exports the client
+      if (layerOf(target) > layer) upward.push(`${file} (${LAYERS[layer]?.[0] ?? '?'}) -> ${target} (${LAYERS[layerOf(target)]?.[0] ?? '?'})`)
+    }
+  }
+  t.same(unplaced, [], 'every module has a layer')
+  t.same(upward, [])
 })
 
 t.test('the main entry (the writer library) reaches no server module; guild-leaderboard/server has buildApp', async (t) => {

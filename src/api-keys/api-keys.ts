@@ -9,7 +9,7 @@ import { defineCommands } from '../redis/scripts.js'
 import type { KeyBuilder } from '../redis/keys.js'
 import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
-import { isPlan, type Plan, PLANS } from './plans.js'
+import { isPlan, type Plan, PLANS } from '../plans.js'
 import { ALL_SERVERS, assertServerScope, decodeServerScope, encodeServerScope, type ServerScope } from './server-scope.js'
 
 export const API_KEY_PREFIX = 'lbk_'

@@ -1,7 +1,7 @@
 // API keys from the shell: create and rotate (the only times a key is shown), list, set-plan, revoke.
 import { type Command, Option } from 'commander'
 import { type ApiKeyInfo, ApiKeyStore } from '../api-keys/api-keys.js'
-import { PLANS, type Plan } from '../api-keys/plans.js'
+import { PLANS, type Plan } from '../plans.js'
 import { redisNow } from '../redis/client.js'
 import { ALL_SERVERS, describeScope, type ServerScope } from '../api-keys/server-scope.js'
 import { CliError, withRedis } from './connection.js'

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { LeaderboardError } from '../errors.js'
 import { NOT_NOW_REPLIES, redisUnavailability } from '../redis/errors.js'
-import { PLANS } from '../api-keys/plans.js'
+import { PLANS } from '../plans.js'
 import { packageInfo } from '../package-info.js'
 import { OverloadedError, SHED_REASONS } from '../pipeline/shedding.js'
 

@@ -3,7 +3,7 @@
 // Every key of one server carries the hash tag `{<guild_id>}`, so a server's data lives in one
 // cluster slot and one Lua script may touch all of it. An API key's record and its rate-limit
 // window share the tag `{k:<key_id>}` for the same reason.
-import { type ClientAddress, isClientAddress } from '../http/client-address.js'
+import { type ClientAddress, isClientAddress } from '../client-address.js'
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)

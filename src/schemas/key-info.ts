@@ -1,7 +1,7 @@
 // GET /api/v1/me: what a key may read, for a dashboard that needs to know which servers to show.
 import { Type } from 'typebox'
 import { named } from './common.js'
-import { PLANS } from '../api-keys/plans.js'
+import { PLANS } from '../plans.js'
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { errorResponses, response } from './responses.js'
 import { responseHeaders } from './headers.js'

@@ -1,3 +1,5 @@
+// The plans an API key can have and their default limits: a leaf, read by the configuration,
+// the key store and the HTTP layer alike.
 export const PLANS = ['free', 'starter', 'professional'] as const
 export type Plan = typeof PLANS[number]
 
