@@ -28,6 +28,11 @@ export function assertXp (value: unknown): number {
 
 export const MAX_USERNAME_LENGTH = 100
 
+/** A text's length in Unicode code points (an emoji is one; JavaScript's length counts UTF-16 units). */
+export function codePoints (text: string): number {
+  return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0)
+}
+
 export function assertUsername (value: unknown): string {
   if (typeof value !== 'string') throw new InvalidParameterError('username must be a string')
   const name = value.trim()

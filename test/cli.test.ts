@@ -8,7 +8,7 @@ import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { redisNow } from '../src/redis/client.js'
 import { boardMember } from '../src/redis/keys.js'
-import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
+import { type BaseRecord, baseRecord } from './helpers/guild-state.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 const PREFIX = 'clitest'
@@ -31,8 +31,8 @@ async function xpOf (guildId: string, userId: string): Promise<string | null> {
 }
 
 /** A member's record (username, streak, last claim) as the members hash stores it. */
-async function recordOf (guildId: string, userId: string): Promise<MemberRecordParts> {
-  return parseRecord(await redis.hget(keys.guild(guildId).members, boardMember(userId)))
+async function recordOf (guildId: string, userId: string): Promise<BaseRecord> {
+  return baseRecord(await redis.hget(keys.guild(guildId).members, boardMember(userId)))
 }
 
 /** Every key of a server, byte for byte (null when absent): shows that nothing was changed. */
@@ -66,7 +66,7 @@ t.test('guild set writes the curve and the multiplier exactly as typed; the next
   const set = await cli(['guild', 'set', '--guild', '2', '--curve', 'linear', '--multiplier', '0.29'])
   t.equal(set.code, 0)
   t.match(set.stdout, /^server 2: set curve linear, multiplier 0\.29\n$/)
-  t.same(await redis.hgetall(keys.guild('2').settings), { curve: 'linear', multiplier_hundredths: '29' })
+  t.same(await redis.hgetall(keys.guild('2').settings), { curve: 'linear', multiplier_hundredths: '29', epoch: '1' })
   const award = await cli(['award', '--guild', '2', '--user', '7', '--xp', '100'])
   t.equal(award.code, 0)
   t.match(award.stdout, /^awarded 29 XP to 7 in 2 .*now 29 XP \(level 0\)\n$/, '100 at 0.29 is 29, not 28')

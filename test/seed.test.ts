@@ -8,7 +8,7 @@ import { InvalidParameterError } from '../src/errors.js'
 import { CURVES, levelForXp } from '../src/levels/curves.js'
 import { createRedis, redisNow } from '../src/redis/client.js'
 import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
-import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
+import { type BaseRecord, baseRecord } from './helpers/guild-state.js'
 import { dailyRecord } from '../src/seed/daily-claims.js'
 import { planMembers } from '../src/seed/plan-members.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
@@ -35,9 +35,9 @@ async function board (guildId: string): Promise<Member[]> {
 }
 
 /** Every member's record, by user id, parsed from the members hash. */
-async function records (guildId: string): Promise<Map<string, MemberRecordParts>> {
+async function records (guildId: string): Promise<Map<string, BaseRecord>> {
   const stored = await redis.hgetall(keys.guild(guildId).members)
-  return new Map(Object.entries(stored).map(([member, record]) => [userIdFromBoardMember(member), parseRecord(record)]))
+  return new Map(Object.entries(stored).map(([member, record]) => [userIdFromBoardMember(member), baseRecord(record)]))
 }
 
 const N = 400

@@ -159,11 +159,61 @@ t.test('a daily claim twice the same UTC day is 409 daily_already_claimed with t
 t.test('settings: GET and PUT the curve and multiplier', async (t) => {
   const ctx = await buildAdmin(t)
   const token = await ctx.token()
-  t.same((await call(ctx, 'GET', `/servers/${A}/settings`, token)).body, { xp_curve: 'mee6', xp_multiplier: 1 })
-  t.same((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_curve: 'flat', xp_multiplier: 0.29 })).body, { xp_curve: 'flat', xp_multiplier: 0.29 })
-  t.same((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_multiplier: 2 })).body, { xp_curve: 'flat', xp_multiplier: 2 })
+  t.match((await call(ctx, 'GET', `/servers/${A}/settings`, token)).body, { xp_curve: 'mee6', xp_multiplier: 1 })
+  t.match((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_curve: 'flat', xp_multiplier: 0.29 })).body, { xp_curve: 'flat', xp_multiplier: 0.29 })
+  t.match((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_multiplier: 2 })).body, { xp_curve: 'flat', xp_multiplier: 2 })
   t.equal((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_curve: 'steep' })).status, 400)
   t.equal((await call(ctx, 'PUT', `/servers/${A}/settings`, token, { xp_multiplier: 0.001 })).status, 400)
+})
+
+t.test('settings: the whole object with its defaults; a PUT changes the fields it names and keeps the others', async (t) => {
+  const ctx = await buildAdmin(t)
+  const token = await ctx.token()
+  t.same((await call(ctx, 'GET', `/servers/${A}/settings`, token)).body, {
+    xp_curve: 'mee6',
+    xp_multiplier: 1,
+    custom_curve: null,
+    season: { every: 'none', timezone: 'UTC' },
+    season_retention: 12,
+    history_days: 30,
+    cooldown_seconds: 0,
+    daily_xp_cap: 0,
+    multipliers: { roles: {}, channels: {}, stacking: 'highest' },
+    boosts: [],
+    role_rewards: [],
+    role_rewards_mode: 'stack',
+    name: null,
+    icon_url: null,
+    public: { enabled: false, slug: null }
+  })
+  const changed = await call(ctx, 'PUT', `/servers/${A}/settings`, token, {
+    season: { every: 'week', timezone: 'europe/paris' },
+    multipliers: { roles: { 11: 2, 12: 0.5 } },
+    boosts: [{ multiplier: 2, starts_at: '2026-12-05T00:00:00Z', ends_at: '2026-12-07T00:00:00Z' }],
+    role_rewards: [{ level: 10, role_id: '21' }, { level: 5, role_id: '20' }]
+  })
+  t.equal(changed.status, 200)
+  t.match(changed.body, {
+    xp_curve: 'mee6',
+    season: { every: 'week', timezone: 'Europe/Paris' },
+    multipliers: { roles: { 11: 2, 12: 0.5 }, channels: {}, stacking: 'highest' },
+    boosts: [{ multiplier: 2, starts_at: '2026-12-05T00:00:00.000Z', ends_at: '2026-12-07T00:00:00.000Z' }],
+    role_rewards: [{ level: 5, role_id: '20' }, { level: 10, role_id: '21' }]
+  }, 'the time zone in its canonical spelling, role rewards by level')
+  const stacking = await call(ctx, 'PUT', `/servers/${A}/settings`, token, { multipliers: { stacking: 'multiply' } })
+  t.same(stacking.body.multipliers, { roles: { 11: 2, 12: 0.5 }, channels: {}, stacking: 'multiply' }, 'a partial map keeps the rest')
+  for (const [body, field] of [
+    [{ season: { timezone: 'Mars/Olympus' } }, /season\.timezone/],
+    [{ boosts: [{ multiplier: 2, starts_at: '2026-12-07T00:00:00Z', ends_at: '2026-12-05T00:00:00Z' }] }, /ends_at must be after starts_at/],
+    [{ role_rewards: [{ level: 5, role_id: '20' }, { level: 6, role_id: '20' }] }, /given twice/],
+    [{ xp_curve: 'custom' }, /custom_curve/],
+    [{ custom_curve: [100, 100] }, /strictly increasing/]
+  ] as const) {
+    const refused = await call(ctx, 'PUT', `/servers/${A}/settings`, token, body)
+    t.equal(refused.status, 400, JSON.stringify(body))
+    t.match(refused.body.message, field)
+  }
+  t.same((await call(ctx, 'GET', `/servers/${A}/settings`, token)).body, stacking.body, 'a refused change changes nothing')
 })
 
 t.test('Idempotency-Key: the same key and body apply once and answer the first response; another body is 422', async (t) => {

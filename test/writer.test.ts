@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { redisFixture } from './helpers/redis-server.js'
 import { dataSnapshot, snapshot } from './helpers/redis-snapshot.js'
 import { boardMember, userIdFromBoardMember } from '../src/redis/keys.js'
-import { type MemberRecordParts, parseRecord } from '../src/redis/records.js'
+import { type BaseRecord, baseRecord } from './helpers/guild-state.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CURVES, levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { MAX_AWARD } from '../src/validation.js'
@@ -22,8 +22,8 @@ async function xpOf (guildId: string, userId: string): Promise<string | null> {
 }
 
 /** A member's record as the members hash stores it, parsed. */
-async function recordOf (guildId: string, userId: string): Promise<MemberRecordParts> {
-  return parseRecord(await raw.hget(keys.guild(guildId).members, boardMember(userId)))
+async function recordOf (guildId: string, userId: string): Promise<BaseRecord> {
+  return baseRecord(await raw.hget(keys.guild(guildId).members, boardMember(userId)))
 }
 
 async function nameOf (guildId: string, userId: string): Promise<string | null> {
@@ -291,7 +291,7 @@ t.test('configureGuild refuses multipliers 0, 0.001, 100.01, "1.234", "abc" and 
     await refusedUnchanged(t, async () => await writer.configureGuild(g, { multiplier: multiplier as number }), InvalidParameterError, `multiplier ${JSON.stringify(multiplier)}`)
     await refusedUnchanged(t, async () => await writer.configureGuild(g, { curve: 'mee6', multiplier: multiplier as number }), InvalidParameterError, `valid curve with multiplier ${JSON.stringify(multiplier)}`)
   }
-  t.same(await raw.hgetall(keys.guild(g).settings), { curve: 'flat', multiplier_hundredths: '300' })
+  t.same(await raw.hgetall(keys.guild(g).settings), { curve: 'flat', multiplier_hundredths: '300', epoch: '1' })
 })
 
 t.test('a curve switch leaves the aggregates exact: the level sums of every curve are kept all along', async (t) => {

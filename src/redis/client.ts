@@ -87,7 +87,7 @@ declare module 'ioredis' {
     setUsername(...args: Str[]): Result<number, Context>
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
-    configureGuild(...args: Str[]): Result<number, Context>
+    configureGuild(...args: Str[]): Result<[number, number], Context>
     bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,

@@ -33,9 +33,10 @@ export const WRITE_SCRIPTS = {
     keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
     argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs']
   },
+  // Then the fields set (field, value pairs) and the fields cleared: configureGuild's `changes`.
   configureGuild: {
     keys: ['settings', 'version'],
-    argv: ['curve', 'multiplierHundredths']
+    argv: ['expectedEpoch', 'fieldCount']
   }
 } as const
 
@@ -77,6 +78,7 @@ export async function dailyClaim (redis: RedisClient, input: ScriptInput<'dailyC
   return await redis.dailyClaim(...scriptArgs('dailyClaim', input))
 }
 
-export async function configureGuild (redis: RedisClient, input: ScriptInput<'configureGuild'>): Promise<number> {
-  return await redis.configureGuild(...scriptArgs('configureGuild', input))
+/** The fields set (field, value pairs, `fieldCount` of them) and cleared follow the named arguments (see configure-guild-2.lua). */
+export async function configureGuild (redis: RedisClient, input: ScriptInput<'configureGuild'>, changes: readonly Arg[]): Promise<[number, number]> {
+  return await redis.configureGuild(...scriptArgs('configureGuild', input), ...changes)
 }

@@ -3,6 +3,7 @@
 import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
+import { Settings } from './settings.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
@@ -95,16 +96,6 @@ export const DailyResult = named('DailyResult', Type.Object({
   xp: Type.Integer({ minimum: 0, description: "The member's XP (a claim adds none: award XP for it with /awards)" }),
   gained: Type.Integer({ minimum: 0 })
 }, { description: 'The claim recorded' }))
-
-export const Settings = named('Settings', Type.Object({
-  xp_curve: Type.Enum([...CURVES], { type: 'string' }),
-  xp_multiplier: Type.Number({ minimum: 0.01, maximum: 100, description: 'At most two decimals' })
-}, { description: "A server's curve and multiplier" }))
-
-export const SettingsBody = Type.Object({
-  xp_curve: Type.Optional(Type.Enum([...CURVES], { type: 'string' })),
-  xp_multiplier: Type.Optional(Type.Number({ minimum: 0.01, maximum: 100 }))
-}, { additionalProperties: false, minProperties: 1 })
 
 export const ApiKeyRecord = named('ApiKeyRecord', Type.Object({
   id: Type.String(),

@@ -9,13 +9,15 @@ import { RedisClock } from '../redis/clock.js'
 import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
-import { type Curve, CURVES, DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
+import { DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
+import type { GuildSettings, SettingsInput } from '../settings/settings.js'
+import { SettingsStore } from '../settings/settings-store.js'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { withDeadline } from '../redis/deadline.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
-  assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD, parseMultiplier
+  assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD
 } from '../validation.js'
 
 /** A write script's reply as a period attempt: { -2, now_ms } asks for another try. */
@@ -97,11 +99,8 @@ export interface DailyClaim {
   claimedAt: Date
 }
 
-export interface GuildSettingsInput {
-  curve?: Curve | string
-  /** 0.01 to 100, at most two decimals; a string such as "1.25" is read exactly. */
-  multiplier?: number | string
-}
+/** A change of a server's settings (src/settings/settings.ts). */
+export type GuildSettingsInput = SettingsInput
 
 /**
  * Members per bulk script call: big enough to amortise the call (a handful of commands whatever
@@ -203,6 +202,8 @@ class BulkColumns {
 export class LeaderboardWriter {
   readonly redis: RedisClient
   readonly keys: KeyBuilder
+  /** The servers' settings in Redis. */
+  readonly settings: SettingsStore
 
   readonly operationWindowMs: number
   readonly settleTimeoutMs: number
@@ -213,6 +214,7 @@ export class LeaderboardWriter {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
+    this.settings = new SettingsStore(redis, keys)
     this.#clock = options.clock ?? new RedisClock()
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
     this.settleTimeoutMs = assertInteger('settleTimeoutMs', options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS, 1, 3600 * 1000)
@@ -419,18 +421,15 @@ export class LeaderboardWriter {
     }
   }
 
-  /** Sets a server's curve and/or multiplier. A curve switch shows in the very next read. */
-  async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<void> {
+  /**
+   * Changes a server's settings (its curve, multiplier, seasons, history, rules, profile…: see
+   * SettingsInput; each field optional, the others kept) and returns them as they are after it.
+   * Every field is checked first: an error names the bad one and nothing changes. A curve switch
+   * shows in the very next read. Settings are absolute: sending them again is safe.
+   */
+  async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
-    if (settings.curve !== undefined && !isCurve(settings.curve)) {
-      throw new InvalidParameterError(`curve must be one of ${CURVES.join(', ')}`)
-    }
-    const curve = settings.curve ?? ''
-    const hundredths = settings.multiplier === undefined ? '' : parseMultiplier(settings.multiplier)
-    if (curve === '' && hundredths === '') throw new InvalidParameterError('give a curve or a multiplier to set')
-    const k = this.keys.guild(guildId)
-    // Settings are absolute: sending them again is safe without an operation id.
-    await this.#settle('configureGuild', undefined, async () => await scripts.configureGuild(this.redis, { ...k, curve, multiplierHundredths: hundredths }))
+    return await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
   }
 
   /**

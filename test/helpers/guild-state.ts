@@ -39,9 +39,17 @@ export async function rawRecordsOf (redis: RedisClient, k: GuildKeys): Promise<M
 }
 
 /** user id -> parsed record, from the members hash. */
-export async function recordsOf (redis: RedisClient, k: GuildKeys): Promise<Map<string, MemberRecordParts>> {
+/** A record's base: the daily record and the username (its extension is test/records.test.ts's). */
+export type BaseRecord = Pick<MemberRecordParts, 'streak' | 'lastClaim' | 'username'>
+
+export function baseRecord (record: string | null | undefined): BaseRecord {
+  const { streak, lastClaim, username } = parseRecord(record)
+  return { streak, lastClaim, username }
+}
+
+export async function recordsOf (redis: RedisClient, k: GuildKeys): Promise<Map<string, BaseRecord>> {
   const raw = await rawRecordsOf(redis, k)
-  return new Map([...raw].map(([id, record]) => [id, parseRecord(record)]))
+  return new Map([...raw].map(([id, record]) => [id, baseRecord(record)]))
 }
 
 /** Every record is "<digits>:<digits>:<anything>" with a streak of 1 or more exactly when it has a claim. */

@@ -3,7 +3,7 @@
   and optionally the username and the daily record. One call keeps the aggregates exact, as the
   single-member scripts do, and bumps the data version once. Running it twice changes nothing
   else. A handful of commands per call whatever its size: one ZMSCORE, one ZADD, at most one
-  HMGET (only for records partly kept) and one HSET.
+  HMGET (only for records of members already on the board) and one HSET.
 
   KEYS[1] board    ZSET board member -> xp
   KEYS[2] members  HASH board member -> record (see includes/records.lua)
@@ -53,18 +53,14 @@ end
 if s > 0 then redis.call('ZADD', KEYS[1], unpack(scores, 1, s)) end
 apply_deltas(KEYS[3], deltas)
 
--- Records. Whole ones are written as given; partial ones are merged with the stored record,
--- read only for members that were on the board already: a record never outlives its member.
+-- Records: given ones merged with the stored record, read only for members that were on the
+-- board already (a record never outlives its member). A whole record replaces the username and
+-- the daily record; every record keeps its extension (history index, profile).
 local fields, f = {}, 0
-for i = 1, whole do
-  fields[f + 1] = argv[MEMBERS + i]
-  fields[f + 2] = argv[PARTS + i]
-  f = f + 2
-end
 local stored, k = {}, 0
-if named + dated > 0 then
+if whole + named + dated > 0 then
   local existing, e = {}, 0
-  for i = whole + 1, whole + named + dated do
+  for i = 1, whole + named + dated do
     if old[i] then
       e = e + 1
       existing[e] = argv[MEMBERS + i]
@@ -72,7 +68,7 @@ if named + dated > 0 then
   end
   if e > 0 then stored = redis.call('HMGET', KEYS[2], unpack(existing, 1, e)) end
 end
-for i = whole + 1, whole + named + dated do
+for i = 1, whole + named + dated do
   local record = false
   if old[i] then
     k = k + 1
@@ -80,10 +76,13 @@ for i = whole + 1, whole + named + dated do
   end
   local merged = argv[PARTS + i]
   if record then
-    if i <= whole + named then
-      merged = (string.match(record, '^%d*:%d*:') or '::') .. string.sub(merged, 3)   -- keep the daily record
+    local extension = string.match(record, '\31.*$') or ''
+    if i <= whole then
+      merged = merged .. extension
+    elseif i <= whole + named then
+      merged = (string.match(record, '^%d*:%d*:') or '::') .. string.sub(merged, 3) .. extension   -- keep the daily record
     else
-      merged = merged .. (string.match(record, '^%d*:%d*:(.*)$') or '')             -- keep the username
+      merged = merged .. (string.match(record, '^%d*:%d*:(.*)$') or '')                         -- keep the username
     end
   end
   if merged ~= record then

@@ -1,18 +1,28 @@
 --[[
-  Sets a server's curve and/or multiplier. The aggregates keep a level sum under every curve, so
-  the very next read shows every level and aggregate under the new settings.
+  Changes a server's settings: sets some fields of its settings hash and clears others (the
+  caller validated them: src/settings/settings.ts), moves the settings' epoch and the data
+  version. A change computed from the settings as they were (a map merged with the stored one) is
+  applied only if the epoch is still the one it was computed at. The aggregates keep a level sum
+  under every built-in curve, so the very next read shows every level under the new settings.
 
-  KEYS[1] settings  HASH curve, multiplier_hundredths
+  KEYS[1] settings  HASH the settings, one field each, and `epoch`
   KEYS[2] version   STRING the server's data version
 
-  ARGV[1] curve, or '' to leave it
-  ARGV[2] multiplier in hundredths, or '' to leave it
+  ARGV[1] the epoch the change was computed at, or '' to apply it whatever the epoch
+  ARGV[2] the number of fields set, n
+  then the n fields set, as field, value pairs, then the fields to clear
 
-  Returns 1.
+  Returns { 1, new epoch }, or { -1, current epoch } (nothing changed) when the epoch moved.
 ]]
 --- @include "version"
 
-if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'curve', ARGV[1]) end
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'multiplier_hundredths', ARGV[2]) end
+local CHANGED, EPOCH_MOVED = 1, -1
+
+local epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
+if ARGV[1] ~= '' and tonumber(ARGV[1]) ~= epoch then return { EPOCH_MOVED, epoch } end
+local n = tonumber(ARGV[2])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 3, 2 + 2 * n)) end
+if #ARGV > 2 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 3 + 2 * n)) end
+epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 bump_version(KEYS[2])
-return 1
+return { CHANGED, epoch }

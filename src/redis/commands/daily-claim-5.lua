@@ -40,7 +40,7 @@ if at > now + tonumber(ARGV[3]) then
   return remember(KEYS[4], ARGV[4], ARGV[5], { IN_FUTURE, now })
 end
 
-local stored_streak, stored_claim, name = read_record(KEYS[2], ARGV[1])
+local stored_streak, stored_claim, name, extension = read_record(KEYS[2], ARGV[1])
 local streak = 1
 local last = tonumber(stored_claim)
 if last then
@@ -52,7 +52,7 @@ if last then
   end
 end
 
-write_record(KEYS[2], ARGV[1], streak, string.format('%d', at), name)
+write_record(KEYS[2], ARGV[1], streak, string.format('%d', at), name, extension)
 -- A new member enters the board with 0 XP; 0 XP adds nothing to the aggregates.
 redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
 bump_version(KEYS[3])

@@ -6,12 +6,14 @@
 import type { FastifyInstance } from 'fastify'
 import idempotencyPlugin from '../../pipeline/idempotency.js'
 import memberRoutes from './members.js'
+import settingsRoutes from './settings.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
 
 export default async function admin (fastify: FastifyInstance) {
   await fastify.register(idempotencyPlugin)
   await fastify.register(memberRoutes)
+  await fastify.register(settingsRoutes)
   await fastify.register(keyRoutes)
   await fastify.register(transferRoutes)
 }

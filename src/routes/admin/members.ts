@@ -1,9 +1,9 @@
-// Members and settings over the write API (scope `write`): each route maps its request to one
+// Members over the write API (scope `write`): each route maps its request to one
 // operation of the writer library (src/writer/), with the library's rules and idempotency, and
 // reads its answer with the reader, as the public routes do.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GuildParams, MemberParams } from '../../schemas/common.js'
-import { AwardsBody, DailyBody, MemberBody, responses, SettingsBody, WriteRequestHeaders } from '../../schemas/admin.js'
+import { AwardsBody, DailyBody, MemberBody, responses, WriteRequestHeaders } from '../../schemas/admin.js'
 import { memberFound } from '../../reader/leaderboard-reader.js'
 import { opIdFor } from '../../pipeline/idempotency.js'
 import { DailyAlreadyClaimedError, DailyClaimRefusedError, MemberNotFoundError } from '../../errors.js'
@@ -105,38 +105,6 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       const seconds = Math.max(1, Math.ceil((next - await redisNow(fastify.redisClient)) / 1000))
       throw new DailyAlreadyClaimedError(`${err.message}; the next claim is accepted from ${new Date(next).toISOString()}`, new Date(next), seconds)
     }
-  })
-
-  fastify.get('/servers/:guild_id/settings', {
-    schema: {
-      operationId: 'getSettings',
-      tags: ['settings'],
-      summary: "A server's curve and multiplier",
-      params: GuildParams,
-      response: responses.settings
-    },
-    config: { access: { kind: 'token', scope: 'write', server: guildOf } }
-  }, async (request) => {
-    const { xp_curve: curve, xp_multiplier: multiplier } = (await leaderboard.readStats(request.params.guild_id)).value
-    return { xp_curve: curve, xp_multiplier: multiplier }
-  })
-
-  fastify.put('/servers/:guild_id/settings', {
-    schema: {
-      operationId: 'setSettings',
-      tags: ['settings'],
-      summary: "Set a server's curve and/or multiplier (the next read shows every level under them)",
-      params: GuildParams,
-      headers: WriteRequestHeaders,
-      body: SettingsBody,
-      response: responses.settings
-    },
-    config: write
-  }, async (request) => {
-    const guildId = request.params.guild_id
-    await writer.configureGuild(guildId, { curve: request.body.xp_curve, multiplier: request.body.xp_multiplier })
-    const { xp_curve: curve, xp_multiplier: multiplier } = (await leaderboard.readStats(guildId)).value
-    return { xp_curve: curve, xp_multiplier: multiplier }
   })
 }
 
