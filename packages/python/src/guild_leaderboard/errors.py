@@ -11,7 +11,7 @@ Every answer of the service that is an error becomes an :class:`ApiError` subcla
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, Mapping, Optional, Type
 
 
@@ -97,8 +97,11 @@ class DailyAlreadyClaimed(Conflict):
     def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
         super().__init__(status, code, message, **details)
         raw = self.body.get("next_claim_at")
-        #: The next UTC midnight (aware), when the body carried it.
-        self.next_claim_at: Optional[datetime] = _parse_iso(raw) if isinstance(raw, str) else None
+        given = _parse_iso(raw) if isinstance(raw, str) else None
+        # The service always says; the next UTC midnight by this machine's clock is the rule it follows.
+        tomorrow = datetime.now(timezone.utc).date() + timedelta(days=1)
+        #: When the next claim is accepted: the next UTC midnight, an aware datetime.
+        self.next_claim_at: datetime = given or datetime(tomorrow.year, tomorrow.month, tomorrow.day, tzinfo=timezone.utc)
 
 
 class IdempotencyKeyReused(ApiError):
@@ -143,6 +146,7 @@ def error_class(status: int, code: str) -> Type[ApiError]:
 def _parse_iso(text: str) -> Optional[datetime]:
     # fromisoformat takes "Z" only from Python 3.11.
     try:
-        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:
         return None
+    return parsed if parsed.tzinfo is not None else None
