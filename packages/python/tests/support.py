@@ -16,7 +16,7 @@ import threading
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Collection, Dict, List, Optional, Tuple
+from typing import Any, BinaryIO, Callable, Collection, Dict, List, Optional, Tuple
 
 #: Long enough never to end a test that works; only a broken one waits this long.
 HANG_GUARD_SECONDS = 60.0
@@ -188,27 +188,23 @@ def _exchange(request_head: bytes, body: bytes, answer_head: bytes) -> Exchange:
                     int(answer_head.split(b" ", 2)[1]), _headers(answer_head))
 
 
-class HeldEndpoint:
-    """An HTTP endpoint that answers every GET with an empty leaderboard page, but only once
-    ``release`` is set (or HANG_GUARD_SECONDS pass, then with a 500 saying so).
-    ``received`` is set when a request arrives.
-    """
+#: An answer of a test endpoint: status, headers, body.
+Answer = Tuple[int, Dict[str, str], bytes]
+EMPTY_PAGE = b'{"data":[],"total":0,"page":1}'
 
-    def __init__(self, hold: float = HANG_GUARD_SECONDS) -> None:
-        self.received = threading.Event()
-        self.release = threading.Event()
-        endpoint = self
 
+class Endpoint:
+    """An HTTP endpoint on loopback that answers every GET with what ``answer()`` returns (called on the server's thread)."""
+
+    def __init__(self, answer: Callable[[], Answer]) -> None:
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
-                endpoint.received.set()
-                released = endpoint.release.wait(hold)
-                body = b'{"data":[],"total":0,"page":1}' if released else b'{"statusCode":500,"code":"never_released","message":"held"}'
-                self.send_response(200 if released else 500)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
+                status, headers, body = answer()
+                self.send_response(status)
+                for name, value in {"content-type": "application/json", **headers, "content-length": str(len(body))}.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -221,6 +217,27 @@ class HeldEndpoint:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
-        self.release.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+class HeldEndpoint(Endpoint):
+    """An endpoint that answers every GET with an empty leaderboard page, but only once
+    ``release`` is set (or ``hold`` seconds pass, then with a 500 saying so). ``received`` is set
+    when a request arrives.
+    """
+
+    def __init__(self, hold: float = HANG_GUARD_SECONDS) -> None:
+        self.received = threading.Event()
+        self.release = threading.Event()
+
+        def answer() -> Answer:
+            self.received.set()
+            if self.release.wait(hold):
+                return 200, {}, EMPTY_PAGE
+            return 500, {}, b'{"statusCode":500,"code":"never_released","message":"held"}'
+        super().__init__(answer)
+
+    def close(self) -> None:
+        self.release.set()
+        super().close()

@@ -11,14 +11,12 @@ blocking client called from a coroutine) to show that it catches one.
 from __future__ import annotations
 
 import asyncio
-import http.server
-import threading
 import unittest
 from typing import Any, Awaitable, Callable, List
 
 from guild_leaderboard import AsyncLeaderboardClient, LeaderboardClient, ServerError
 
-from .support import HeldEndpoint
+from .support import EMPTY_PAGE, Answer, Endpoint, HeldEndpoint
 
 
 async def tick(counter: List[int]) -> None:
@@ -70,26 +68,14 @@ class EventLoopTest(unittest.TestCase):
     def ticks_during_retry_after(self, *, asynchronous: bool) -> int:
         ticks, at_request = [0], []  # type: List[int], List[int]
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                at_request.append(ticks[0])
-                status, body = (503, b'{"statusCode":503,"error":"x","code":"service_unavailable","message":"busy"}') \
-                    if len(at_request) == 1 else (200, b'{"data":[],"total":0,"page":1}')
-                self.send_response(status)
-                self.send_header("retry-after", "1")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_: Any) -> None:
-                pass
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        url = f"http://127.0.0.1:{server.server_address[1]}/api/v1"
+        def answer() -> Answer:
+            at_request.append(ticks[0])
+            if len(at_request) == 1:
+                return 503, {"retry-after": "1"}, b'{"statusCode":503,"error":"x","code":"service_unavailable","message":"busy"}'
+            return 200, {}, EMPTY_PAGE
+        endpoint = Endpoint(answer)
+        self.addCleanup(endpoint.close)
+        url = endpoint.url
 
         async def main() -> None:
             ticker = asyncio.ensure_future(tick(ticks))

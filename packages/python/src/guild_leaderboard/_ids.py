@@ -18,15 +18,20 @@ _SNOWFLAKE = re.compile(r"[1-9][0-9]{0,19}")
 _OP_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
+def _text(name: str, value: object, pattern: "re.Pattern[str]", rule: str) -> str:
+    """An int in digits, or a string, that matches ``pattern``; else TypeError or ValueError saying ``rule``."""
+    # bool is an int subclass, and a float (even 1.2e18) has already lost an id's low digits.
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"{name} must be an int or a string, not {type(value).__name__}")
+    text = str(value) if isinstance(value, int) else value
+    if pattern.fullmatch(text) is None:
+        raise ValueError(f"{name} must be {rule}, not {value!r}")
+    return text
+
+
 def snowflake(name: str, value: object) -> str:
     """``value`` as the service's id string: 1 to 20 ASCII digits, no leading zero."""
-    # bool is an int subclass, and a float (even 1.2e18) has already lost the id's low digits.
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(f"{name} must be an int or a string of digits, not {type(value).__name__}")
-    text = str(value) if isinstance(value, int) else value
-    if _SNOWFLAKE.fullmatch(text) is None:
-        raise ValueError(f"{name} must be 1 to 20 digits with no leading zero (a Discord id), not {value!r}")
-    return text
+    return _text(name, value, _SNOWFLAKE, "1 to 20 digits with no leading zero (a Discord id)")
 
 
 def snowflakes(name: str, values: Iterable[object]) -> List[str]:
@@ -38,9 +43,4 @@ def snowflakes(name: str, values: Iterable[object]) -> List[str]:
 
 def op_id(value: object) -> str:
     """An operation id (a message id, say): 1 to 64 of ``A-Z a-z 0-9 . _ : -``; an int is written in digits."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(f"op_id must be a string or an int, not {type(value).__name__}")
-    text = str(value) if isinstance(value, int) else value
-    if _OP_ID.fullmatch(text) is None:
-        raise ValueError(f"op_id must be 1 to 64 of A-Z a-z 0-9 . _ : - (a message id, say), not {value!r}")
-    return text
+    return _text("op_id", value, _OP_ID, "1 to 64 of A-Z a-z 0-9 . _ : - (a message id, say)")

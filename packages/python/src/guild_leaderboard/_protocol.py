@@ -306,7 +306,8 @@ class Operations:
             return results
         return self._write("POST", path, {"awards": items}, key, read)
 
-    def set_member(self, guild_id: object, user_id: object, xp: Optional[int], name: Optional[str], key: Optional[str]) -> Call[UpdatedMember]:
+    def set_member(self, guild_id: object, user_id: object, xp: Optional[int], name: Optional[str],
+                   key: Optional[str]) -> Call[UpdatedMember]:
         body: Dict[str, Any] = {}
         if xp is not None:
             body["xp"] = _whole("xp", xp, 0, 10 ** 12)
@@ -324,7 +325,8 @@ class Operations:
         return self._write("POST", f"{_member_path(guild_id, user_id)}/daily", body, key, read_json)
 
     def settings(self, guild_id: object) -> Call[Settings]:
-        return Call(self._request("GET", self._need_admin(), f"/servers/{_path_id('guild_id', guild_id)}/settings", {}, None, None), read_json)
+        path = f"/servers/{_path_id('guild_id', guild_id)}/settings"
+        return Call(self._request("GET", self._need_admin(), path, {}, None, None), read_json)
 
     def update_settings(self, guild_id: object, update: SettingsUpdate, key: Optional[str]) -> Call[Settings]:
         return self._write("PUT", f"/servers/{_path_id('guild_id', guild_id)}/settings", _settings_body(update), key, read_json)
@@ -364,7 +366,8 @@ class Operations:
             raise ValueError("this is a call of the write API: make the client with admin_url and token")
         return self._admin
 
-    def _write(self, method: str, path: str, body: Optional[Dict[str, Any]], key: Optional[str], read: Callable[[Response], Any]) -> Call[Any]:
+    def _write(self, method: str, path: str, body: Optional[Dict[str, Any]], key: Optional[str],
+               read: Callable[[Response], Any]) -> Call[Any]:
         return Call(self._request(method, self._need_admin(), path, {}, body, idempotency_key(key)), read)
 
     def _read(self, path: str, query: Mapping[str, object]) -> Call[Any]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, TypeVar, cast
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, TypeVar, cast
 
 from ._async_http import AsyncTransport
-from ._batch import Item, PendingAwards
-from ._ids import Snowflake, snowflake
-from ._protocol import MAX_BATCH, Call, Operations, Request, RetryInfo, RetryPolicy, TransportError, Wait, attempts, award_item
+from ._base import ClientBase, award_items, queued_award
+from ._batch import Item
+from ._ids import Snowflake
+from ._protocol import Call, Request, TransportError, Wait, attempts
 from .errors import ClientClosed
 from .types import (AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
                     Period, Settings, SettingsUpdate, UpdatedMember, Xp)
@@ -26,36 +27,18 @@ T = TypeVar("T")
 log = logging.getLogger("guild_leaderboard")
 
 
-class AsyncLeaderboardClient:
-    """Both APIs of the service from an event loop: writes through ``admin_url`` with ``token``,
-    reads through ``api_url`` with ``api_key`` (give either pair, or both).
-
-    ``timeout`` bounds each attempt; a call retries what passes (no answer, ``429``, ``502``,
-    ``503``, ``504``) for up to ``retry_for`` seconds, honouring ``Retry-After``, and tells
-    ``on_retry`` before each wait. Awards queued with :meth:`award` are sent in batches of up to
-    ``max_batch`` as soon as one is full, ``flush_interval`` seconds after the oldest was queued
-    at the latest, and on :meth:`flush` and :meth:`aclose`.
+class AsyncLeaderboardClient(ClientBase[asyncio.Future[AwardResult]]):
+    """The asyncio client: every method is a coroutine, except :meth:`award`, which returns a
+    future at once and whose batches tasks of the running loop send; :meth:`aclose` sends what is
+    queued. Nothing it does blocks the loop. Options: see ClientBase.
     """
 
-    def __init__(self, *, admin_url: Optional[str] = None, token: Optional[str] = None, api_url: Optional[str] = None,
-                 api_key: Optional[str] = None, timeout: float = 10.0, retry_for: float = 30.0, flush_interval: float = 1.0,
-                 max_batch: int = MAX_BATCH, max_pending: int = 100_000, on_retry: Optional[Callable[[RetryInfo], None]] = None,
-                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
-        if not 1 <= max_batch <= MAX_BATCH:
-            raise ValueError(f"max_batch must be from 1 to {MAX_BATCH}")
-        if flush_interval <= 0:
-            raise ValueError("flush_interval must be positive")
-        self._ops = Operations(admin_url=admin_url, token=token, api_url=api_url, api_key=api_key)
+    def _start(self, timeout: float, ssl_context: Optional[ssl.SSLContext]) -> None:
         self._transport = AsyncTransport(timeout, ssl_context)
-        self._policy = RetryPolicy(retry_for=retry_for)
-        self._on_retry = on_retry
-        self._flush_interval = flush_interval
-        self._pending: PendingAwards[asyncio.Future[AwardResult]] = PendingAwards(max_batch, max_pending)
-        self._unsettled: Set[asyncio.Future[AwardResult]] = set()
         self._locks: Dict[str, asyncio.Lock] = {}
         self._tasks: Set[asyncio.Task[None]] = set()
         self._timer: Optional[asyncio.TimerHandle] = None
-        self._closed = False
+        self._closing = False
 
     async def __aenter__(self) -> AsyncLeaderboardClient:
         return self
@@ -74,10 +57,9 @@ class AsyncLeaderboardClient:
         ``op_id`` (the message id) makes the award apply once however often it is sent. A bad
         argument raises here, so that it never sinks the batch it would have joined.
         """
-        self._check_open()
-        guild = snowflake("guild_id", guild_id)
-        item = award_item(user_id, xp, username_=username, op_id=op_id,
-                          role_ids=None if role_ids is None else list(role_ids), channel_id=channel_id)
+        if self._closing:
+            raise ClientClosed("this client was closed")
+        guild, item = queued_award(guild_id, user_id, xp, username, op_id, role_ids, channel_id)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[AwardResult] = loop.create_future()
         if self._pending.add(guild, item, future, loop.time()):
@@ -90,9 +72,7 @@ class AsyncLeaderboardClient:
 
     async def award_many(self, guild_id: Snowflake, awards: Sequence[Award], *, idempotency_key: Optional[str] = None) -> List[AwardResult]:
         """Sends up to 1,000 awards in one request now, without the queue; their results in order."""
-        items = [award_item(a["user_id"], a["xp"], username_=a.get("username"), op_id=a.get("op_id"),
-                            role_ids=a.get("role_ids"), channel_id=a.get("channel_id")) for a in awards]
-        return await self._call(self._ops.award_batch(guild_id, items, idempotency_key))
+        return await self._call(self._ops.award_batch(guild_id, award_items(awards), idempotency_key))
 
     async def flush(self) -> None:
         """Sends every queued award now and waits for all of them; raises the first batch's error, if any failed."""
@@ -107,8 +87,9 @@ class AsyncLeaderboardClient:
 
     async def aclose(self) -> None:
         """Sends what is queued, then closes the connections. Raises the first batch's error, after closing, if any failed."""
-        if self._closed:
+        if self._closing:
             return
+        self._closing = True  # no award may join the queue now: it would never be sent
         try:
             await self.flush()
         finally:

@@ -17,11 +17,12 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future, wait
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union, cast
 
-from ._batch import Item, PendingAwards
-from ._ids import Snowflake, snowflake
-from ._protocol import MAX_BATCH, Call, Operations, Response, RetryInfo, RetryPolicy, TransportError, Wait, attempts, award_item
+from ._base import ClientBase, award_items, queued_award
+from ._batch import Item
+from ._ids import Snowflake
+from ._protocol import Call, Response, TransportError, Wait, attempts
 from ._sync_http import SyncTransport
 from .errors import ClientClosed
 from .types import (AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
@@ -31,37 +32,17 @@ T = TypeVar("T")
 log = logging.getLogger("guild_leaderboard")
 
 
-class LeaderboardClient:
-    """Both APIs of the service: writes through ``admin_url`` with ``token``, reads through
-    ``api_url`` with ``api_key`` (give either pair, or both).
-
-    ``timeout`` bounds connecting and each read of an attempt; a call retries what passes (no
-    answer, ``429``, ``502``, ``503``, ``504``) for up to ``retry_for`` seconds, honouring
-    ``Retry-After``, and tells ``on_retry`` before each wait. Awards queued with :meth:`award`
-    are sent by a background thread in batches of up to ``max_batch``, as soon as one is full,
-    ``flush_interval`` seconds after the oldest was queued at the latest, and on :meth:`flush`
-    and :meth:`close` (also run at interpreter exit for a client left open).
+class LeaderboardClient(ClientBase[Future[AwardResult]]):
+    """The blocking client: every method returns once its request is answered, except
+    :meth:`award`, whose batches a background thread sends; :meth:`close` (also run at
+    interpreter exit for a client left open) sends what is queued. Options: see ClientBase.
     """
 
-    def __init__(self, *, admin_url: Optional[str] = None, token: Optional[str] = None, api_url: Optional[str] = None,
-                 api_key: Optional[str] = None, timeout: float = 10.0, retry_for: float = 30.0, flush_interval: float = 1.0,
-                 max_batch: int = MAX_BATCH, max_pending: int = 100_000, on_retry: Optional[Callable[[RetryInfo], None]] = None,
-                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
-        if not 1 <= max_batch <= MAX_BATCH:
-            raise ValueError(f"max_batch must be from 1 to {MAX_BATCH}")
-        if flush_interval <= 0:
-            raise ValueError("flush_interval must be positive")
-        self._ops = Operations(admin_url=admin_url, token=token, api_url=api_url, api_key=api_key)
+    def _start(self, timeout: float, ssl_context: Optional[ssl.SSLContext]) -> None:
         self._transport = SyncTransport(timeout, ssl_context)
-        self._policy = RetryPolicy(retry_for=retry_for)
-        self._on_retry = on_retry
-        self._flush_interval = flush_interval
-        self._pending: PendingAwards[Future[AwardResult]] = PendingAwards(max_batch, max_pending)
-        self._unsettled: Set[Future[AwardResult]] = set()
         self._changed = threading.Condition()
         self._flush_now = False
         self._closing = False
-        self._closed = False
         self._sender: Optional[threading.Thread] = None
         self._at_exit: Optional[Callable[[], None]] = None
 
@@ -81,9 +62,7 @@ class LeaderboardClient:
         ``op_id`` (the message id) makes the award apply once however often it is sent. A bad
         argument raises here, so that it never sinks the batch it would have joined.
         """
-        guild = snowflake("guild_id", guild_id)
-        item = award_item(user_id, xp, username_=username, op_id=op_id,
-                          role_ids=None if role_ids is None else list(role_ids), channel_id=channel_id)
+        guild, item = queued_award(guild_id, user_id, xp, username, op_id, role_ids, channel_id)
         future: Future[AwardResult] = Future()
         with self._changed:
             if self._closing:
@@ -98,9 +77,7 @@ class LeaderboardClient:
 
     def award_many(self, guild_id: Snowflake, awards: Sequence[Award], *, idempotency_key: Optional[str] = None) -> List[AwardResult]:
         """Sends up to 1,000 awards in one request now, without the queue; their results in order."""
-        items = [award_item(a["user_id"], a["xp"], username_=a.get("username"), op_id=a.get("op_id"),
-                            role_ids=a.get("role_ids"), channel_id=a.get("channel_id")) for a in awards]
-        return self._call(self._ops.award_batch(guild_id, items, idempotency_key))
+        return self._call(self._ops.award_batch(guild_id, award_items(awards), idempotency_key))
 
     def flush(self) -> None:
         """Sends every queued award now and waits for all of them; raises the first batch's error, if any failed."""
@@ -111,7 +88,10 @@ class LeaderboardClient:
         _raise_first(waiting)
 
     def close(self) -> None:
-        """Sends what is queued, then stops the sender and closes the connections. Raises the first batch's error, after closing, if any failed."""
+        """Sends what is queued, then stops the sender and closes the connections.
+
+        Raises the first batch's error, after closing, if any failed.
+        """
         with self._changed:
             if self._closing:
                 return

@@ -124,12 +124,23 @@ class GuildStats(TypedDict):
     xp_multiplier: float
 
 
+Stacking = Literal["highest", "multiply", "add"]
+
+
 class Multipliers(TypedDict, total=False):
     """Rules on write: XP multipliers by role and channel id (0 to 10) and how several stack."""
 
     roles: Dict[str, float]
     channels: Dict[str, float]
-    stacking: Literal["highest", "multiply", "add"]
+    stacking: Stacking
+
+
+class MultipliersUpdate(TypedDict, total=False):
+    """:class:`Multipliers` to set; role and channel ids may be ints (discord.py's), sent as strings."""
+
+    roles: Dict[Snowflake, float]
+    channels: Dict[Snowflake, float]
+    stacking: Stacking
 
 
 class Boost(TypedDict):
@@ -147,31 +158,6 @@ class RoleReward(TypedDict):
     role_id: str
 
 
-class _SettingsRequired(TypedDict):
-    xp_curve: Curve
-    xp_multiplier: float
-
-
-class Settings(_SettingsRequired, total=False):
-    """A server's settings; every field past the curve and multiplier is a rule on write."""
-
-    cooldown_seconds: int
-    daily_xp_cap: int
-    multipliers: Multipliers
-    boosts: List[Boost]
-    role_rewards: List[RoleReward]
-    role_rewards_mode: Literal["stack", "replace"]
-    custom_curve: List[int]
-
-
-class MultipliersUpdate(TypedDict, total=False):
-    """:class:`Multipliers` to set; role and channel ids may be ints (discord.py's), sent as strings."""
-
-    roles: Dict[Snowflake, float]
-    channels: Dict[Snowflake, float]
-    stacking: Literal["highest", "multiply", "add"]
-
-
 class RoleRewardUpdate(TypedDict):
     """A :class:`RoleReward` to set; the role id may be an int (discord.py's), sent as a string."""
 
@@ -179,19 +165,35 @@ class RoleRewardUpdate(TypedDict):
     role_id: Snowflake
 
 
-class SettingsUpdate(TypedDict, total=False):
+class _Rules(TypedDict, total=False):
+    """The rules on write that hold no ids."""
+
+    cooldown_seconds: int
+    daily_xp_cap: int
+    boosts: List[Boost]
+    role_rewards_mode: Literal["stack", "replace"]
+    custom_curve: List[int]
+
+
+class _SettingsRequired(TypedDict):
+    xp_curve: Curve
+    xp_multiplier: float
+
+
+class Settings(_SettingsRequired, _Rules, total=False):
+    """A server's settings; every field past the curve and multiplier is a rule on write."""
+
+    multipliers: Multipliers
+    role_rewards: List[RoleReward]
+
+
+class SettingsUpdate(_Rules, total=False):
     """The settings to change (``PUT settings``): only the fields given are changed."""
 
     xp_curve: Curve
     xp_multiplier: float
-    cooldown_seconds: int
-    daily_xp_cap: int
     multipliers: MultipliersUpdate
-    boosts: List[Boost]
     role_rewards: List[RoleRewardUpdate]
-    role_rewards_mode: Literal["stack", "replace"]
-    custom_curve: List[int]
-
 
 
 class _AwardRequired(TypedDict):
