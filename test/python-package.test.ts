@@ -132,10 +132,12 @@ t.test("the Python package's tests pass against a live service, with both client
   }).then(({ stderr }) => ({ code: 0, stderr }), (error: { code?: number, stderr?: string }) => ({ code: error.code ?? -1, stderr: error.stderr ?? String(error) }))
 
   // unittest -v writes one line per test: "test_name (module.Class[.test_name]) ... ok", or
-  // "... skipped 'why'", "... FAIL", "... ERROR".
-  const lines = [...result.stderr.matchAll(/^(test\w+) \(([\w.]+)\) \.\.\. (ok|skipped '(.*)'|FAIL|ERROR|expected failure|unexpected success)$/gm)]
-  t.ok(lines.length >= 20, `${lines.length} Python tests reported`)
-  for (const [, name, where, verdict, reason] of lines) {
+  // "... skipped 'why'" (in double quotes when the reason holds a '), "... FAIL", "... ERROR".
+  const lines = [...result.stderr.matchAll(/^(test\w+) \(([\w.]+)\) \.\.\. (ok|skipped (['"])(.*)\4|FAIL|ERROR|expected failure|unexpected success)$/gm)]
+  const ran = Number(/^Ran (\d+) tests? in /m.exec(result.stderr)?.[1] ?? 0)
+  t.ok(ran >= 20, `${ran} Python tests ran`)
+  t.equal(lines.length, ran, 'each reported here')
+  for (const [, name, where, verdict, , reason] of lines) {
     const label = `${where?.replace(/\.test\w+$/, '')}.${name}`
     if (verdict === 'ok') t.pass(label)
     else if (reason !== undefined) t.pass(label, { skip: reason })
