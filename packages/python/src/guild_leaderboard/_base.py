@@ -19,7 +19,8 @@ class ClientBase(Generic[F]):
     """Both APIs of the service: writes through ``admin_url`` with ``token``, reads through
     ``api_url`` with ``api_key`` (give either pair, or both).
 
-    ``timeout`` bounds each attempt; a call retries what passes (no answer, ``429``, ``502``,
+    ``timeout`` bounds an attempt (the asyncio client's whole attempt; the blocking client's
+    connection and each read of the answer, as ``http.client`` does); a call retries what passes (no answer, ``429``, ``502``,
     ``503``, ``504``) for up to ``retry_for`` seconds, honouring ``Retry-After``, and tells
     ``on_retry`` before each wait. Awards queued with ``award()`` are sent in batches of up to
     ``max_batch``, a batch as soon as it is full, every award ``flush_interval`` seconds after
