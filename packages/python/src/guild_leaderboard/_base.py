@@ -20,9 +20,9 @@ class ClientBase(Generic[F]):
     ``api_url`` with ``api_key`` (give either pair, or both).
 
     ``timeout`` bounds an attempt (the asyncio client's whole attempt; the blocking client's
-    connection and each read of the answer, as ``http.client`` does); a call retries what passes (no answer, ``429``, ``502``,
-    ``503``, ``504``) for up to ``retry_for`` seconds, honouring ``Retry-After``, and tells
-    ``on_retry`` before each wait. Awards queued with ``award()`` are sent in batches of up to
+    connection and each read of the answer, as ``http.client`` does); a call retries what
+    passes (no answer, ``429``, ``502``, ``503``, ``504``) for up to ``retry_for`` seconds,
+    honouring ``Retry-After``, and tells ``on_retry`` before each wait. Awards queued with ``award()`` are sent in batches of up to
     ``max_batch``, a batch as soon as it is full, every award ``flush_interval`` seconds after
     the oldest was queued at the latest, and on ``flush()`` and close; past ``max_pending``
     waiting, ``award()`` raises AwardQueueFull. ``ssl_context`` verifies an https service.
