@@ -1,0 +1,212 @@
+"""The bodies the service sends and takes, as ``TypedDict`` s (plain dicts at run time).
+
+Fields marked "rules on write" are those the service's award rules add (cooldowns, caps,
+multipliers by role and channel, role rewards): typed here as optional, present in an answer only
+from a service that applies those rules.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Literal, Optional, TypedDict, Union
+
+from ._ids import Snowflake
+
+Curve = Literal["mee6", "linear", "flat", "custom"]
+Period = Literal["all", "week", "month", "last_week", "last_month"]
+Plan = Literal["free", "starter", "professional"]
+
+
+class XpRange(TypedDict):
+    """An award drawn by the service between ``min`` and ``max`` inclusive (15 to 25, MEE6's). Rules on write."""
+
+    min: int
+    max: int
+
+
+#: An award's XP: a whole number (1 to 1,000,000), or a range the service draws from (rules on write).
+Xp = Union[int, XpRange]
+
+
+class RoleChanges(TypedDict):
+    """The role ids a bot should add to and remove from the member (role rewards). Rules on write."""
+
+    add: List[str]
+    remove: List[str]
+
+
+class _AwardResultRequired(TypedDict):
+    user_id: str
+    xp: int
+    gained: int
+    level: int
+    leveled_up: bool
+
+
+class AwardResult(_AwardResultRequired, total=False):
+    """What one award did: the member's XP and level after it, and the XP it added."""
+
+    #: ``"xp_limit"`` when the award would have lifted the member past 10**12 XP: not applied.
+    refused: str
+    #: Rules on write: whether the award was applied, and if not, why (``"cooldown"``, ``"daily_cap"``).
+    applied: bool
+    reason: str
+    roles: RoleChanges
+
+
+class _DailyClaimRequired(TypedDict):
+    daily_streak: int
+    #: ISO 8601 UTC, as ``"2026-11-21T18:04:05.000Z"``.
+    last_daily_claim: str
+    xp: int
+    gained: int
+
+
+class DailyClaim(_DailyClaimRequired, total=False):
+    #: Rules on write: the role rewards the claim's level crossed.
+    roles: RoleChanges
+
+
+class LevelProgress(TypedDict):
+    xp: int
+    required: int
+
+
+class MemberRecord(TypedDict):
+    user_id: str
+    username: str
+    level: int
+    xp: int
+    rank: int
+    daily_streak: int
+    last_daily_claim: Optional[str]
+    weekly_xp: int
+    monthly_xp: int
+    level_progress: LevelProgress
+
+
+class UpdatedMember(MemberRecord, total=False):
+    """The record ``set_member`` answers with."""
+
+    #: Rules on write: the role rewards the new XP's level crossed (either way).
+    roles: RoleChanges
+
+
+class LeaderboardEntry(TypedDict):
+    rank: int
+    user_id: str
+    username: str
+    level: int
+    xp: int
+
+
+class LeaderboardPage(TypedDict):
+    data: List[LeaderboardEntry]
+    total: int
+    page: int
+
+
+class AroundPage(TypedDict):
+    data: List[LeaderboardEntry]
+    total: int
+    rank: int
+
+
+class MemberList(TypedDict):
+    data: List[MemberRecord]
+    missing: List[str]
+
+
+class GuildStats(TypedDict):
+    total_members: int
+    total_xp: int
+    average_level: int
+    xp_curve: Curve
+    xp_multiplier: float
+
+
+Stacking = Literal["highest", "multiply", "add"]
+
+
+class Multipliers(TypedDict, total=False):
+    """Rules on write: XP multipliers by role and channel id (0 to 10) and how several stack."""
+
+    roles: Dict[str, float]
+    channels: Dict[str, float]
+    stacking: Stacking
+
+
+class MultipliersUpdate(TypedDict, total=False):
+    """:class:`Multipliers` to set; role and channel ids may be ints (discord.py's), sent as strings."""
+
+    roles: Dict[Snowflake, float]
+    channels: Dict[Snowflake, float]
+    stacking: Stacking
+
+
+class Boost(TypedDict):
+    """Rules on write: a server-wide multiplier between two ISO 8601 times."""
+
+    multiplier: float
+    starts_at: str
+    ends_at: str
+
+
+class RoleReward(TypedDict):
+    """Rules on write: the role a member gets on reaching ``level``."""
+
+    level: int
+    role_id: str
+
+
+class RoleRewardUpdate(TypedDict):
+    """A :class:`RoleReward` to set; the role id may be an int (discord.py's), sent as a string."""
+
+    level: int
+    role_id: Snowflake
+
+
+class _Rules(TypedDict, total=False):
+    """The rules on write that hold no ids."""
+
+    cooldown_seconds: int
+    daily_xp_cap: int
+    boosts: List[Boost]
+    role_rewards_mode: Literal["stack", "replace"]
+    custom_curve: List[int]
+
+
+class _SettingsRequired(TypedDict):
+    xp_curve: Curve
+    xp_multiplier: float
+
+
+class Settings(_SettingsRequired, _Rules, total=False):
+    """A server's settings; every field past the curve and multiplier is a rule on write."""
+
+    multipliers: Multipliers
+    role_rewards: List[RoleReward]
+
+
+class SettingsUpdate(_Rules, total=False):
+    """The settings to change (``PUT settings``): only the fields given are changed."""
+
+    xp_curve: Curve
+    xp_multiplier: float
+    multipliers: MultipliersUpdate
+    role_rewards: List[RoleRewardUpdate]
+
+
+class _AwardRequired(TypedDict):
+    user_id: Snowflake
+    xp: Xp
+
+
+class Award(_AwardRequired, total=False):
+    """One award for ``award_many``: ids may be ints (discord.py's) or strings of digits."""
+
+    username: str
+    #: Names the award so that it is applied once however often it is sent (the message id, say).
+    op_id: Union[str, int]
+    #: Rules on write: the member's role ids and the message's channel, for the multipliers.
+    role_ids: List[Snowflake]
+    channel_id: Snowflake
