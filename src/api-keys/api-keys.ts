@@ -8,7 +8,7 @@ import { type RedisClient, redisNow } from '../redis/client.js'
 import { defineCommands } from '../redis/scripts.js'
 import type { KeyBuilder } from '../redis/keys.js'
 import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
-import { assertInteger, assertSnowflake } from '../validation.js'
+import { assertInteger, assertLabel, assertSnowflake } from '../validation.js'
 import { isPlan, type Plan, PLANS } from '../plans.js'
 import { ALL_SERVERS, assertServerScope, decodeServerScope, encodeServerScope, type ServerScope } from './server-scope.js'
 
@@ -85,12 +85,6 @@ export interface ApiKeyChange {
   expiresAt?: Date | null
 }
 
-function checkName (value: string): string {
-  const name = value.trim()
-  if (name.length === 0 || name.length > 100) throw new InvalidParameterError('name must be 1 to 100 characters')
-  return name
-}
-
 function checkExpiry (value: unknown, now: number): number {
   const ms = value instanceof Date ? value.getTime() : NaN
   if (!Number.isSafeInteger(ms) || ms <= now || ms > now + MAX_EXPIRY_SECONDS * 1000) {
@@ -113,7 +107,7 @@ export class ApiKeyStore {
     if (input.guildId !== undefined && input.servers !== undefined) throw new InvalidParameterError('give a server or a list of servers, not both')
     const servers = input.guildId === undefined ? assertServerScope(input.servers) : [assertSnowflake('guild_id', input.guildId)]
     if (!isPlan(input.plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
-    const name = input.name === undefined ? null : checkName(input.name)
+    const name = input.name === undefined ? null : assertLabel(input.name)
     const expiresIn = input.expiresInSeconds === undefined
       ? null
       : assertInteger('expires-in', input.expiresInSeconds, 1, MAX_EXPIRY_SECONDS)
@@ -217,7 +211,7 @@ export class ApiKeyStore {
    */
   async update (id: string, change: ApiKeyChange): Promise<ApiKeyInfo> {
     if (change.plan !== undefined && !isPlan(change.plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
-    const name = change.name === undefined || change.name === null ? change.name : checkName(change.name)
+    const name = change.name === undefined || change.name === null ? change.name : assertLabel(change.name)
     const info = await this.#live(id, 'change')
     const expiresAt = change.expiresAt === undefined || change.expiresAt === null
       ? change.expiresAt
