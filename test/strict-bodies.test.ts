@@ -134,9 +134,9 @@ t.test('a field a route does not know is 400 naming it, never dropped; a PATCH a
 
   const { id } = await ctx.apiKeys.create({ guildId: G, plan: 'free' })
   const typo = await call(ctx, 'PATCH', `/keys/${id}`, token, { plan: 'starter', server: [G] })
-  t.match(typo, { status: 400, body: { message: /^server is not a field this route knows \(it takes plan, name, expires_at\)$/ } })
+  t.match(typo, { status: 400, body: { message: /^server is not a field this route knows \(it takes plan, name, expires_at, servers\)$/ } })
   t.equal((await ctx.apiKeys.get(id))?.plan, 'free', 'the known field of a refused body is not applied either')
-  t.match(await call(ctx, 'PATCH', `/keys/${id}`, token, {}), { status: 400, body: { message: 'body must give at least one of plan, name, expires_at' } })
+  t.match(await call(ctx, 'PATCH', `/keys/${id}`, token, {}), { status: 400, body: { message: 'body must give at least one of plan, name, expires_at, servers' } })
   t.match(await call(ctx, 'PUT', `/servers/${G}/settings`, token, { xp_multiplier: 2, curve: 'linear' }), { status: 400, body: { message: /^curve is not a field/ } })
   t.match(await call(ctx, 'PUT', `/servers/${G}/settings`, token, { multipliers: { roles: { moderators: 2 } } }),
     { status: 400, body: { message: 'multipliers/roles is keyed by ids (decimal, 1 to 20 digits without a leading zero): "moderators" is not one' } })

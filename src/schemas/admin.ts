@@ -130,7 +130,8 @@ export const NewKeyBody = Type.Object({
 export const KeyChangeBody = Type.Object({
   plan: Type.Optional(Type.Enum([...PLANS], { type: 'string' })),
   name: Type.Optional(Type.Union([Label, Type.Null()])),
-  expires_at: Type.Optional(Type.Union([Iso, Type.Null()]))
+  expires_at: Type.Optional(Type.Union([Iso, Type.Null()])),
+  servers: Type.Optional(ServerList)
 }, { additionalProperties: false, minProperties: 1 })
 
 export const ImportQuery = Type.Object({
