@@ -81,7 +81,10 @@ export const AwardResults = named('AwardResults', Type.Object({
     gained: Type.Integer({ minimum: 0, description: 'XP added: floor(award × multiplier)' }),
     level: Type.Integer({ minimum: 0 }),
     leveled_up: Type.Boolean({ description: 'The award lifted the member to a higher level' }),
-    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP: it was not applied (xp, gained and level are then 0)` }))
+    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP: it was not applied (xp, gained and level are then 0)` })),
+    replayed: Type.Optional(Type.Literal(true, {
+      description: "Set when the award's op_id was applied by an earlier request: this is that request's result, and nothing was applied now (announce a level-up only if that earlier answer never reached you)"
+    }))
   }), { description: 'One per award, in order' })
 }, { description: 'What each award of the batch did' }))
 
