@@ -28,6 +28,7 @@ import { httpServerOptions } from './http/server-options.js'
 import { REQUEST_ID_PATTERN } from './schemas/headers.js'
 import { SECURITY_HEADERS } from './http/security-headers.js'
 import { accessGuard, type GuardOptions } from './pipeline/access.js'
+import { closedQueryString, requestValidators } from './http/request-validation.js'
 
 export const API_PREFIX = '/api/v1'
 
@@ -108,11 +109,13 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
     frameworkErrors: (error, request, reply) => {
       sendError(reply.header('x-request-id', request.id), 'invalid_parameter', error.message)
     },
+    schemaController: { compilersFactory: { buildValidator: requestValidators() } },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()
   fastify.setChildLoggerFactory(lazyChildLoggerFactory)
   // Before any route is added, so that none escapes it.
   fastify.addHook('onRoute', accessGuard(guard))
+  fastify.addHook('onRoute', closedQueryString)
   fastify.decorateRequest('refusal', null)
   // The headers every response carries, set first (an onSend hook would cost every request a
   // hook runner more): the request id and the security headers.

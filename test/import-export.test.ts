@@ -17,6 +17,7 @@ import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { type ImportSummary, importMembers, type SourceRow } from '../src/transfer/import-members.js'
 import { csvSource, importFile, mee6Source } from '../src/transfer/import-sources.js'
 import { type ExportedMember, exportMembers } from '../src/transfer/export-members.js'
+import { cellText, textCell } from '../src/transfer/spreadsheet-cells.js'
 import { ImportRefusedError } from '../src/errors.js'
 import { MAX_XP } from '../src/levels/curves.js'
 
@@ -267,7 +268,7 @@ t.test('an empty username keeps the name already recorded', async (t) => {
 
 /** Members with every kind of name a CSV must carry, ties, 0 XP, and daily records. */
 async function tricky (g: string): Promise<void> {
-  const names = ['comma, inc.', 'say "hi"', '"quoted"', 'Zoë', '霧雨 魔理沙', '🎉🎉', 'مرحبا', '=SUM(A1:A2)', '+1', '-2', '@here', 'x:y:z', "'apostrophe", 'a,b,"c",d']
+  const names = ['comma, inc.', 'say "hi"', '"quoted"', 'Zoë', '霧雨 魔理沙', '🎉🎉', 'مرحبا', '=SUM(A1:A2)', '+1', '-2', '@here', 'x:y:z', "'apostrophe", 'a,b,"c",d', "'=marked", "''"]
   const members = names.map((username, i) => ({ userId: String(900_000_000_000_000_000n + BigInt(i)), xp: [5000, 5000, 0, 120][i % 4] ?? 1, username }))
   members.push({ userId: '99', xp: 5000, username: 'tie with a shorter id' }, { userId: '100', xp: 5000, username: 'tie, longer id' })
   await writer.bulkSetMembers(g, [...members, { userId: '5', xp: 300 }]) // one member with no name at all
@@ -283,20 +284,20 @@ async function wholeBoard (g: string): Promise<unknown> {
   return { pages, stats: await reader.stats(g) }
 }
 
-t.test('round trip: a CSV export imported into another server gives the same leaderboard, names exactly', async (t) => {
+t.test('round trip: a CSV export imported into another server gives the same leaderboard, names exactly (formula marks taken off)', async (t) => {
   const from = newGuild()
   const to = newGuild()
   await tricky(from)
   const csv = await exported(from, 'csv')
   const s = await importFile(writer, to, file('round.csv', csv))
-  t.same([s.imported, s.skipped], [17, 0])
+  t.same([s.imported, s.skipped], [19, 0])
   t.same(await wholeBoard(to), await wholeBoard(from), 'every entry (rank, id, name, level, XP) and the stats')
   t.same((await rawRecordsOf(redis, keys.guild(to))).get('5'), undefined, 'a member without a name stays without one')
   const strip = (text: string): string => text.split('\n').map((line) => line.replace(/,\d+,[^,]*(,\w+,[\d.]+)$/, '$1')).join('\n')
   t.equal(strip(await exported(to, 'csv')), strip(csv), 'and its export is the same but for the daily columns, which imports do not carry')
 })
 
-t.test('CSV export: the header, then every member in rank order, names quoted only where CSV needs it', async (t) => {
+t.test('CSV export: the header, then every member in rank order, names quoted only where CSV needs it, formulas marked as text', async (t) => {
   const g = newGuild()
   await tricky(g)
   const text = await exported(g, 'csv')
@@ -307,15 +308,30 @@ t.test('CSV export: the header, then every member in rank order, names quoted on
   t.same(ids, (await reader.page(g, 1, 100)).data.map((e) => e.user_id), 'rank order, ties by user id as numbers')
   t.ok(text.includes('\n99,tie with a shorter id,5000,'), 'a plain name is not quoted')
   t.ok(text.includes('\n900000000000000013,"a,b,""c"",d",5000,'), 'a comma and quotes are, quotes doubled')
-  t.ok(text.includes('=SUM(A1:A2)'), 'no formula guard: the name goes out as it is')
+  // OWASP's guard against CSV injection: a cell a spreadsheet would read as a formula starts with '.
+  const cells = new Map(csvLines.slice(1, -1).map((line) => [line.split(',')[0], line.slice(line.indexOf(',') + 1)]))
+  const id = (i: number): string => String(900_000_000_000_000_000n + BigInt(i))
+  for (const [i, cell] of [[7, "'=SUM(A1:A2),"], [8, "'+1,"], [9, "'-2,"], [10, "'@here,"], [12, "''apostrophe,"], [14, "''=marked,"], [15, "''',"], [11, 'x:y:z,'], [3, 'Zoë,']] as const) {
+    t.ok(cells.get(id(i))?.startsWith(cell), `user ${id(i)}: ${cell}`)
+  }
+  t.notOk(/(^|,)[=+\-@]/m.test(text), 'no cell starts a formula')
   t.ok(text.includes('\n5,,300,'), 'no recorded name: empty')
+})
+
+t.test('a CSV cell a spreadsheet would read as a formula (= + - @ tab CR) is marked with a leading \', and the mark comes off again', async (t) => {
+  for (const name of ['=1+1', '+1', '-1', '@SUM(1)', '\tx', '\rx', "'", "''x", "'=x", 'plain', "'plain", '']) {
+    t.equal(cellText(textCell(name)), name, JSON.stringify(name))
+  }
+  t.same(['=1', '+1', '-1', '@1', '\t1', '\r1', "'1", '1'].map(textCell), ["'=1", "'+1", "'-1", "'@1", "'\t1", "'\r1", "''1", '1'])
+  t.equal(cellText("'=1"), '=1', "another tool's mark comes off too")
+  t.equal(cellText("'plain"), "'plain", 'an apostrophe of the name itself stays')
 })
 
 t.test('JSON lines export: one object per member in rank order, with the member record\'s streak and last claim', async (t) => {
   const g = newGuild()
   await tricky(g)
   const members = (await exported(g, 'jsonl')).trimEnd().split('\n').map((line) => JSON.parse(line) as ExportedMember)
-  t.equal(members.length, 17)
+  t.equal(members.length, 19)
   t.same(Object.keys(members[0] ?? {}), ['user_id', 'username', 'xp', 'level', 'daily_streak', 'last_daily_claim', 'xp_curve', 'xp_multiplier'])
   for (const id of ['99', '100', '5']) {
     const line = members.find((m) => m.user_id === id)

@@ -40,6 +40,8 @@ const adminDocument = openapiPluginFor({
 
 export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
   await foundation(fastify, opts)
+  // Bodies are JSON (the import takes its file as it comes): text is 415, not a string to validate.
+  fastify.removeContentTypeParser('text/plain')
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
   await fastify.register(authPlugin) // the failed-authentication limit, shared with the read API

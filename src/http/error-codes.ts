@@ -26,6 +26,7 @@ export const ADMIN_STATUS_BY_CODE = {
   api_key_inactive: 409,
   idempotency_key_in_use: 409,
   invalid_import_file: 400,
+  unsupported_media_type: 415,
   import_refused: 422,
   idempotency_key_reused: 422
 } as const satisfies Record<string, number>

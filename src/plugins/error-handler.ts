@@ -63,6 +63,11 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
       reply.header('retry-after', OVERLOAD_RETRY_AFTER_SECONDS)
       return sendError(reply, 'service_unavailable', `this instance is overloaded; retry in ${OVERLOAD_RETRY_AFTER_SECONDS} s`)
     }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      const given = request.headers['content-type']
+      return sendError(reply, 'unsupported_media_type', 'the body must be JSON, sent with content-type: application/json' +
+        (given === undefined ? ' (none was given)' : ` (given: ${JSON.stringify(given.slice(0, 100))})`))
+    }
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
       // Fastify's own client errors (malformed URL, body too large, unsupported body…).

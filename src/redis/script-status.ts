@@ -1,8 +1,12 @@
 // The status codes the write scripts reply with (each script's header lists its own). These
 // names are the one place TypeScript spells the numbers; the scripts name them as locals too.
 
-/** award-xp: the first element of the reply. */
-export const AwardStatus = { awarded: 1, overXpLimit: -1 } as const
+/**
+ * award-xp: the first element of the reply; award-batch: each award's. In a batch, an award whose
+ * own operation id was applied by an earlier call gives that call's reply with its status
+ * replayed (the award was applied then, or refused then).
+ */
+export const AwardStatus = { awarded: 1, overXpLimit: -1, replayedAwarded: 2, replayedOverXpLimit: -3 } as const
 
 /** daily-claim: the first element of the reply. */
 export const DailyClaimStatus = { claimed: 1, alreadyClaimed: -1, beforeLastClaim: -2, inFuture: -3 } as const

@@ -2,7 +2,8 @@
 // board is read by rank range with the leaderboard's own page script and decoded as the reader
 // decodes it, so a million members never sit in memory and Redis is never held long. Every row
 // carries the server's curve and multiplier, so that an import into another server sets them too
-// (an importer that does not know these columns ignores them).
+// (an importer that does not know these columns ignores them). A CSV name that a spreadsheet
+// would read as a formula is marked as text (spreadsheet-cells.ts); the import unmarks it.
 import { stringify } from 'csv-stringify/sync'
 import { InvalidParameterError } from '../errors.js'
 import { type Curve, levelForXp } from '../levels/curves.js'
@@ -11,6 +12,7 @@ import { userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord } from '../redis/records.js'
 import { currentStreak, curveOf, type LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
+import { textCell } from './spreadsheet-cells.js'
 
 export const EXPORT_FORMATS = ['csv', 'jsonl'] as const
 export type ExportFormat = typeof EXPORT_FORMATS[number]
@@ -82,10 +84,10 @@ export class MemberExport implements AsyncIterable<string> {
   async * [Symbol.asyncIterator] (): AsyncGenerator<string> {
     let header = this.format === 'csv'
     for await (const members of this.members()) {
-      yield this.format === 'csv' ? stringify(members, { header, columns: [...EXPORT_COLUMNS] }) : jsonLines(members)
+      yield this.format === 'csv' ? csv(members, header) : jsonLines(members)
       header = false
     }
-    if (header) yield stringify([], { header, columns: [...EXPORT_COLUMNS] })
+    if (header) yield csv([], header)
   }
 
   /** The members, a chunk at a time, in rank order; the next chunk is read while this one is used. */
@@ -141,6 +143,11 @@ export class MemberExport implements AsyncIterable<string> {
 
 export function exportMembers (reader: LeaderboardReader, guildId: string, options: ExportOptions = {}): MemberExport {
   return new MemberExport(reader, guildId, options)
+}
+
+/** Members as CSV rows (after the header, when asked), every text cell safe to open in a spreadsheet. */
+function csv (members: ExportedMember[], header: boolean): string {
+  return stringify(members, { header, columns: [...EXPORT_COLUMNS], cast: { string: textCell } })
 }
 
 function jsonLines (members: ExportedMember[]): string {

@@ -11,6 +11,7 @@ import { isSafeNumber, parse as parseLossless } from 'lossless-json'
 import { ImportFileError, LeaderboardError } from '../errors.js'
 import { type ImportOptions, type ImportProgress, type ImportSummary, importMembers, type SourceRow } from './import-members.js'
 import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { cellText } from './spreadsheet-cells.js'
 
 export const IMPORT_FORMATS = ['mee6', 'csv'] as const
 export type ImportFormat = typeof IMPORT_FORMATS[number]
@@ -92,10 +93,11 @@ async function * csvRows (input: AsyncIterable<Buffer | string>, parser: Parser)
       } else if (record.length !== columns.count) {
         rows.push({ at, userId: undefined, username: undefined, xp: undefined, problem: `expected ${columns.count} fields as in the header, found ${record.length}` })
       } else {
+        const username = record[columns.username]
         rows.push({
           at,
           userId: record[columns.userId],
-          username: record[columns.username],
+          username: username === undefined ? undefined : cellText(username),
           xp: record[columns.xp],
           curve: record[columns.curve],
           multiplier: record[columns.multiplier]

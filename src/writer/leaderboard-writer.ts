@@ -87,6 +87,12 @@ export interface BatchAwardResult extends AwardResult {
   leveledUp: boolean
   /** Set when the award was refused (it would pass the XP limit): nothing of it was applied. */
   refused?: 'xp_limit'
+  /**
+   * Set when the award's own opId was applied by an earlier call: this is that call's result
+   * (level-up included), and nothing was applied now. Announce a level-up only if that earlier
+   * answer never reached you (a timeout, say).
+   */
+  replayed?: true
 }
 
 /** Awards per awardMany call. */
@@ -341,9 +347,12 @@ export class LeaderboardWriter {
     const levels = isCurve(stored) ? stored : DEFAULT_CURVE
     return userIds.map((userId, i) => {
       const [status, xp = 0, gained = 0] = [replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]]
-      if (status !== AwardStatus.awarded) return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const }
+      const replayed = status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {}
+      if (status !== AwardStatus.awarded && status !== AwardStatus.replayedAwarded) {
+        return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const, ...replayed }
+      }
       const level = levelForXp(levels, xp)
-      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained) }
+      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained), ...replayed }
     })
   }
 

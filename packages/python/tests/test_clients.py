@@ -300,8 +300,6 @@ class Shared:
 
 
 class NamesTest(unittest.TestCase):
-    @unittest.skip("the service counts a name's length in UTF-16 code units (src/validation.ts, assertUsername), not in code "
-                   "points: 60 emoji (120 units) are refused, and with them the whole batch")
     def test_a_name_is_counted_in_code_points(self) -> None:
         env, guild = live(), fresh_guild()
         with LeaderboardClient(admin_url=env.admin_url, token=env.token) as client:

@@ -25,8 +25,9 @@
           leave it as it is), its own operation id or ''
 
   Returns { status_1, xp_1, gained_1, status_2, xp_2, gained_2, ... }: for each award in order
-  its status (1 awarded, -1 over the XP limit: that award changed nothing), XP after it and gain
-  (an award whose own operation was applied before gives that first reply); or { -2, now_ms }
+  its status (1 awarded, -1 over the XP limit: that award changed nothing), XP after it and gain;
+  an award whose own operation was applied before gives that first reply, its status marked as
+  a replay (2 awarded before, -3 over the XP limit before); or { -2, now_ms }
   when Redis's clock is outside the window (nothing changed: the caller retries with the periods
   of now_ms). A call already applied returns its first reply and changes nothing.
 ]]
@@ -41,17 +42,23 @@ if not current then return { OUTSIDE_PERIOD_WINDOW, now } end
 
 local k = { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9] }
 local s = { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[1]), week_expire_at = ARGV[5], month_expire_at = ARGV[6] }
+-- An award's first status -> the same, replayed (src/redis/script-status.ts names them).
+local REPLAYED = { [AWARDED] = 2, [OVER_XP_LIMIT] = -3 }
 local deltas = new_deltas()
 local replies = {}
 local any = false
 for i = 8, #ARGV, 4 do
   local op = ARGV[i + 3]
   local reply, changed = op ~= '' and replay(KEYS[6], KEYS[7], op), false
-  if not reply then
+  local status
+  if reply then
+    status = REPLAYED[reply[1]] or reply[1]
+  else
     reply, changed = award_one(k, { member = ARGV[i], award = ARGV[i + 1], username = ARGV[i + 2] }, s, deltas)
     if op ~= '' then remember(KEYS[6], op, ARGV[2], reply) end
+    status = reply[1]
   end
-  replies[#replies + 1] = reply[1]
+  replies[#replies + 1] = status
   replies[#replies + 1] = reply[2]
   replies[#replies + 1] = reply[3]
   any = any or changed
