@@ -51,7 +51,7 @@ t.test('import of MEE6 pages with bad rows: exit 0, rows named by page and index
   t.equal(run.stderr, '', 'bad rows are in the JSON, not on stderr')
   const summary = JSON.parse(run.stdout) as Record<string, unknown>
   t.match(summary, { guild_id: '102', file: path, format: 'mee6', imported: 2, skipped: 1, elapsed_ms: Number, rows_per_second: Number })
-  t.same(summary.problems, [{ page: 1, index: 0, where: '[1].players[0]', message: 'xp must be a whole number from 0 to 1000000000000 (got "lots")' }])
+  t.same(summary.problems, [{ page: 1, index: 0, list: 'players', where: '[1].players[0]', message: 'xp must be a whole number from 0 to 1000000000000 (got "lots")' }])
   t.same(await boardOf(redis, keys.guild('102')), new Map([['11', 5], ['13', 7]]))
 })
 
@@ -80,8 +80,8 @@ t.test('import errors that concern the whole file: exit 1, one clear line, nothi
   const cases: Array<[string, string[], RegExp]> = [
     ['a header without xp', ['--file', file('no-xp.csv', 'user_id,username,points\n1,a,5\n')],
       /^error: the CSV header \(line 1\) must name the columns user_id, username, xp; missing: xp \(found: "user_id", "username", "points"\)\n$/],
-    ['an extension that names no format', ['--file', file('board.txt', 'user_id,username,xp\n')], /^error: cannot tell the format of .*board\.txt .*; give --format mee6 or --format csv\n$/],
-    ['standard input without --format', ['--file', '-'], /^error: cannot tell standard input; give --format mee6 or --format csv\n$/],
+    ['an extension that names no format', ['--file', file('board.txt', 'user_id,username,xp\n')], /^error: cannot tell the format of .*board\.txt .*; give --format mee6\|amari\|lurkr\|polaris\|tatsu\|csv\n$/],
+    ['standard input without --format', ['--file', '-'], /^error: cannot tell standard input; give --format mee6\|amari\|lurkr\|polaris\|tatsu\|csv\n$/],
     ['no such file', ['--file', join(dir, 'nope.csv')], /^error: cannot read .*nope\.csv: ENOENT/],
     ['not JSON', ['--file', file('broken.json', '{')], /^error: .*broken\.json is not valid JSON/],
     ['an unknown --format', ['--file', file('x.csv', ''), '--format', 'xlsx'], /error: option '--format <name>' argument 'xlsx' is invalid/]

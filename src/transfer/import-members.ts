@@ -1,5 +1,5 @@
 // Imports a leaderboard from rows read out of a file (src/transfer/import-sources.ts reads CSV and
-// MEE6 JSON): each good row sets one member's XP (not multiplied) and username through the bulk
+// the JSON of leveling bots): each good row sets one member's XP (not multiplied) and username through the bulk
 // write path, so the aggregates stay exact; bad rows are reported by position and skipped, or,
 // when strict, refuse the whole import before anything is written. A file may carry its server's
 // settings (curve and multiplier, as an export writes them); they are set before the first member.
@@ -30,6 +30,21 @@ export interface SourceRow {
   multiplier?: unknown
   /** Set by a reader that could already tell the row is bad (a CSV row with too few fields, say). */
   problem?: string
+  /**
+   * The name the source shows for the member besides the username, and an https URL of their
+   * avatar, when it gives them (a bot's JSON). Read, not yet checked nor stored: they are for the
+   * members' profile fields.
+   */
+  displayName?: string
+  avatarUrl?: string
+}
+
+/** Rows out of a file, and how far into it they are. */
+export interface RowSource {
+  /** The rows, an array at a time (importMembers takes them so). */
+  rows: Iterable<SourceRow[]> | AsyncIterable<SourceRow[]>
+  /** How much of the input the rows handed out so far cover, from 0 to 1. */
+  fractionRead: () => number
 }
 
 /** A server's settings as an import file carries them. */
@@ -146,7 +161,8 @@ export async function importMembers (
 
 export function describePosition (at: RowPosition): string {
   if ('line' in at) return `line ${at.line}`
-  return at.page === undefined ? `players[${at.index}]` : `[${at.page}].players[${at.index}]`
+  const row = `${at.list ?? 'players'}[${at.key === undefined ? at.index : JSON.stringify(at.key)}]`
+  return at.page === undefined ? row : `[${at.page}].${row}`
 }
 
 /**
