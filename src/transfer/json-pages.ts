@@ -147,7 +147,7 @@ class PageReader {
         break
       case 'endKey': {
         const top = this.#stack.at(-1)
-        if (top !== undefined) top.key = this.#text
+        if (top !== undefined) top.key = own(this.#text)
         this.#inKey = false
         break
       }
@@ -161,10 +161,10 @@ class PageReader {
         if ((this.#inKey || this.#keep) && this.#text.length < MAX_TEXT) this.#text += token.value.slice(0, MAX_TEXT - this.#text.length)
         break
       case 'endString':
-        this.#primitive(this.#text)
+        this.#primitive(this.#keep ? own(this.#text) : undefined)
         break
       case 'endNumber':
-        this.#primitive(this.#isId() ? this.#text : Number(this.#text))
+        this.#primitive(this.#isId() ? own(this.#text) : Number(this.#text))
         break
       case 'nullValue':
       case 'trueValue':
@@ -315,6 +315,16 @@ class PageReader {
     const { bot } = this.#format
     return new ImportFileError(`${page === undefined ? 'not' : `[${page}] is not`} ${article(bot)} ${bot} leaderboard page: ${why}`)
   }
+}
+
+/**
+ * The text as a string of its own. The parser hands out pieces of what it read as slices, and V8
+ * keeps a slice of 13 characters or more as a view of the whole: an id kept to catch repeats
+ * would keep the 64 KiB read it came from, and so every read of the file. Flattening a
+ * concatenation copies the characters.
+ */
+function own (text: string): string {
+  return text.length < 13 ? text : (' ' + text).slice(1)
 }
 
 /** `"players" array`, `"leaderboard" array or "users" object`. */
