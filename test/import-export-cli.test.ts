@@ -1,9 +1,10 @@
 // `import` and `export` as a user runs them: child processes against a real redis-server, their
 // exit codes, what they print on stdout and stderr, and what they leave in Redis.
 import t from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { redisFixture } from './helpers/redis-server.js'
 import { cliRunner, lines } from './helpers/cli.js'
 import { dataSnapshot } from './helpers/redis-snapshot.js'
@@ -166,6 +167,23 @@ t.test('MEE6 ids written as numbers past 2^53 keep every digit', async (t) => {
   t.equal(run.code, 0, run.stderr)
   t.equal(run.stderr, '')
   t.same(await boardOf(redis, keys.guild('112')), new Map([['444444444444444444', 5], ['12345678901234567890', 6], ['7', 1500]]))
+})
+
+t.test('import --format amari|lurkr|polaris|tatsu of each bot\'s sample, from a file and from standard input: the format in the summary, every id exact', async (t) => {
+  const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/imports/${name}`, import.meta.url))
+  const samples: Array<[string, string]> = [['amari', 'amari.json'], ['lurkr', 'lurkr.json'], ['polaris', 'polaris.json'], ['tatsu', 'tatsu.json']]
+  const runs = await Promise.all(samples.map(async ([format, name], i) => await cli(['import', '--guild', String(120 + i), '--file', fixture(name), '--format', format])))
+  for (const [i, run] of runs.entries()) {
+    const [format, name] = samples[i] ?? []
+    t.equal(run.code, 0, `${format}: ${run.stderr}`)
+    t.match(run.stdout, new RegExp(`^imported 5 members into ${120 + i} from .*${name} \\(${format}\\) in \\d+ ms\n$`))
+    t.same((await boardOf(redis, keys.guild(String(120 + i)))).get('444444444444444444'), 212840, `${format}: the id past 2^53 on its own member`)
+  }
+  const piped = await cli(['import', '--guild', '124', '--file', '-', '--format', 'tatsu', '--json'], {}, readFileSync(fixture('tatsu.json'), 'utf8'))
+  t.match(JSON.parse(piped.stdout), { format: 'tatsu', file: '-', imported: 5, skipped: 0 })
+  const unnamed = await cli(['import', '--guild', '125', '--file', fixture('amari.json')])
+  t.equal(unnamed.code, 1, 'a .json is MEE6 unless --format says')
+  t.match(unnamed.stderr, /^error: .*\[0\] is not a MEE6 leaderboard page: it has no "players" array; its "data" is where Amari keeps its rows: is it format amari\?\n$/)
 })
 
 t.test("export then import carries the server's curve and multiplier; --keep-settings keeps the target's; a file without them changes none", async (t) => {
