@@ -56,6 +56,8 @@ class PageReader {
   /** Bytes read so far. */
   bytes = 0
   readonly #stack: Frame[] = []
+  /** The innermost frame (the stack's last), kept apart: it is read for nearly every token. */
+  #top: Frame | undefined
   /** Values at the top level so far, and whether the first was an array of pages. */
   #topCount = 0
   #topArray = false
@@ -146,7 +148,7 @@ class PageReader {
         this.#inKey = true
         break
       case 'endKey': {
-        const top = this.#stack.at(-1)
+        const top = this.#top
         if (top !== undefined) top.key = own(this.#text)
         this.#inKey = false
         break
@@ -177,7 +179,7 @@ class PageReader {
 
   /** Whether the value starting now is one to read (or, if it cannot be in its place, says so). */
   #keeps (): boolean {
-    const top = this.#stack.at(-1)
+    const top = this.#top
     if (top === undefined) throw this.#notALeaderboard()
     switch (top.role) {
       case 'pages': throw this.#notAPage(top.count, 'it is not an object')
@@ -190,12 +192,12 @@ class PageReader {
   }
 
   #isId (): boolean {
-    const top = this.#stack.at(-1)
+    const top = this.#top
     return top?.role === 'row' && this.#format.ids.has(top.key ?? '')
   }
 
   #primitive (value: unknown): void {
-    const top = this.#stack.at(-1)
+    const top = this.#top
     if (top !== undefined && this.#keep) {
       if (top.role === 'page' || top.role === 'error') {
         if (typeof value === 'string') top.fields = { says: value }
@@ -211,9 +213,10 @@ class PageReader {
   }
 
   #open (object: boolean): void {
-    const top = this.#stack.at(-1)
+    const top = this.#top
     const frame = (role: Role, page?: number, list?: RowList): void => {
-      this.#stack.push({ role, key: undefined, count: 0, page, list, fields: undefined })
+      this.#top = { role, key: undefined, count: 0, page, list, fields: undefined }
+      this.#stack.push(this.#top)
     }
     if (top === undefined) {
       if (this.#topArray) throw new ImportFileError(`${this.#name} goes on after its array of pages: give one page, an array of pages, or pages one after another`)
@@ -260,7 +263,7 @@ class PageReader {
   #close (): void {
     const closed = this.#stack.pop()
     if (closed === undefined) return
-    const top = this.#stack.at(-1)
+    const top = this.#top = this.#stack.at(-1)
     if (closed.role === 'row' && top !== undefined) {
       const fields = closed.fields ?? {}
       const key = top.list?.byId === true ? top.key : undefined
@@ -285,7 +288,7 @@ class PageReader {
 
   /** A value of the innermost container (or of the top level) has been read whole. */
   #valueRead (): void {
-    const top = this.#stack.at(-1)
+    const top = this.#top
     if (top === undefined) this.#topCount++
     else top.count++
   }
