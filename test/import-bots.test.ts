@@ -4,12 +4,10 @@
 // included; bad rows are reported by page and index and skipped; strict refuses the whole file
 // and changes nothing; a page that is not the bot's is refused naming what it is.
 import t from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { redisFixture } from './helpers/redis-server.js'
+import { tempFiles } from './helpers/temp-files.js'
 import { dataSnapshot } from './helpers/redis-snapshot.js'
 import { boardOf, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { type Member, pageOf, rowOf, SHAPES, toJson } from './helpers/bot-json.js'
@@ -24,17 +22,10 @@ import { ImportRefusedError } from '../src/errors.js'
 const { redis, raw, keys } = await redisFixture(t, 'bots')
 const writer = new LeaderboardWriter(redis, keys)
 const reader = new LeaderboardReader(redis, keys)
-const dir = mkdtempSync(join(tmpdir(), 'lb-bots-'))
-t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+const { file } = tempFiles(t, 'lb-bots-')
 
 let lastGuild = 8000
 const newGuild = (): string => String(++lastGuild)
-let lastFile = 0
-function file (name: string, content: string): string {
-  const path = join(dir, `${++lastFile}-${name}`)
-  writeFileSync(path, content)
-  return path
-}
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/imports/${name}`, import.meta.url))
 const wheres = (s: ImportSummary): string[] => s.problems.map((p) => `${p.where}: ${p.message}`)
 

@@ -3,11 +3,10 @@
 // bad rows reported by position, strict refusals that change nothing, reruns that change nothing,
 // and an export that imports back into the same leaderboard.
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { redisFixture } from './helpers/redis-server.js'
+import { tempFiles } from './helpers/temp-files.js'
 import { dataSnapshot } from './helpers/redis-snapshot.js'
 import { boardOf, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { redisNow } from '../src/redis/client.js'
@@ -23,17 +22,10 @@ import { MAX_XP } from '../src/levels/curves.js'
 const { redis, raw, keys } = await redisFixture(t, 'transfer')
 const writer = new LeaderboardWriter(redis, keys)
 const reader = new LeaderboardReader(redis, keys)
-const dir = mkdtempSync(join(tmpdir(), 'lb-transfer-'))
-t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+const { dir, file } = tempFiles(t, 'lb-transfer-')
 
 let lastGuild = 7000
 const newGuild = (): string => String(++lastGuild)
-let lastFile = 0
-function file (name: string, content: string): string {
-  const path = join(dir, `${++lastFile}-${name}`)
-  writeFileSync(path, content)
-  return path
-}
 const DAY = 86_400_000
 
 /** Every key of one server, byte for byte, with or without its data version. */
