@@ -149,7 +149,7 @@ class PageReader {
         break
       case 'endKey': {
         const top = this.#top
-        if (top !== undefined) top.key = own(this.#text)
+        if (top !== undefined) top.key = this.#text
         this.#inKey = false
         break
       }
@@ -296,7 +296,7 @@ class PageReader {
   /** The position of the list's next row (a list frame) or of a row in it (the list, the row's frame being closed). */
   #position (list: Frame): SourceRow['at'] {
     const index = list.count
-    const key = list.list?.byId === true ? list.key : undefined
+    const key = list.list?.byId === true && list.key !== undefined ? own(list.key) : undefined
     const at: { page?: number, index: number, list?: string, key?: string } = { index, list: list.list?.key }
     if (list.page !== undefined) at.page = list.page
     if (key !== undefined) at.key = key
