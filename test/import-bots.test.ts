@@ -143,21 +143,23 @@ for (const format of JSON_IMPORT_FORMATS) {
 
 t.test('pages one after another: the first page\'s rows are named as a single page\'s, the next pages\' by their index', async (t) => {
   const g = newGuild()
-  const pages = [0, 1, 2].map((p) => toJson(pageOf('amari', [rowOf('amari', { id: String(31 + p), xp: p }), rowOf('amari', { id: '0', xp: 1 })], p)))
+  const pages = [0, 1, 2].map((p) => toJson(pageOf('amari', [rowOf('amari', { id: String(31 + p), xp: p }), rowOf('amari', { id: p === 2 ? '31' : '0', xp: 1 })], p)))
   const s = await importStream(writer, g, Readable.from([pages.join('\n')]), { format: 'amari' })
   t.same(wheres(s).map((w) => w.split(':')[0]), ['data[1]', '[1].data[1]', '[2].data[1]'])
   t.same(s.problems.map((p) => 'page' in p ? p.page : 'none'), ['none', 1, 2])
+  t.equal(s.problems[2]?.message, 'a second row for user 31 (the one at data[0] counts)')
   t.same(await boardOf(redis, keys.guild(g)), new Map([['31', 0], ['32', 1], ['33', 2]]))
 })
 
 t.test('Polaris users by id: a bad row is named by its key', async (t) => {
   const g = newGuild()
-  const s = await importFile(writer, g, file('users.json', '{"users": {"41": {"xp": 5}, "042": {"xp": 1}, "43": 7, "44": {"xp": -2}, "45": {"lastMessage": 1}}}'), { format: 'polaris' })
+  const s = await importFile(writer, g, file('users.json', '{"users": {"41": {"xp": 5}, "042": {"xp": 1}, "43": 7, "44": {"xp": -2}, "45": {"lastMessage": 1}, "41": {"xp": 6}}}'), { format: 'polaris' })
   t.same(wheres(s), [
     'users["042"]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got "042")',
     'users["43"]: not a member object',
     'users["44"]: xp must be a whole number from 0 to 1000000000000 (got -2)',
-    'users["45"]: xp is missing'
+    'users["45"]: xp is missing',
+    'users["41"]: a second row for user 41 (the one at users["41"] counts)'
   ])
   t.same(s.problems[0], { index: 1, list: 'users', key: '042', where: 'users["042"]', message: s.problems[0]?.message })
   t.same(await boardOf(redis, keys.guild(g)), new Map([['41', 5]]))

@@ -166,10 +166,28 @@ export function describePosition (at: RowPosition): string {
 }
 
 /**
- * Where each user id was first seen. A CSV line is kept as a plain number: a million position
- * objects kept alive would be garbage collection's work for the whole import.
+ * Where each user id was first seen, as one number (a million position objects kept alive would
+ * weigh some 50 MB, and be garbage collection's work for the whole import): a CSV line as it is,
+ * a JSON row as -(1 + (page + 1) * 2^32 + index), page -1 for a single page.
  */
-type FirstSeen = Map<string, number | RowPosition>
+type FirstSeen = Map<string, number>
+
+const PAGE_UNIT = 2 ** 32
+
+function packPosition (at: RowPosition): number {
+  return 'line' in at ? at.line : -(1 + ((at.page ?? -1) + 1) * PAGE_UNIT + at.index)
+}
+
+/** The position `packPosition` packed, its list and key (the row's id) taken from the later row's: a file keeps its rows under one name. */
+function unpackPosition (packed: number, later: RowPosition, id: string): RowPosition {
+  if (packed > 0 || 'line' in later) return { line: packed }
+  const n = -packed - 1
+  const page = Math.floor(n / PAGE_UNIT) - 1
+  const at: RowPosition = { index: n % PAGE_UNIT, list: later.list }
+  if (page >= 0) at.page = page
+  if (later.key !== undefined) at.key = id
+  return at
+}
 
 /** The settings of the first good row that gave any, which every later one must repeat. */
 interface FileSettings { found?: RowSettings }
@@ -212,10 +230,8 @@ function checkRow (row: SourceRow, firstSeen: FirstSeen, settings: FileSettings)
   }
 
   const earlier = firstSeen.get(id)
-  if (earlier !== undefined) {
-    return `a second row for user ${id} (the one at ${describePosition(typeof earlier === 'number' ? { line: earlier } : earlier)} counts)`
-  }
-  firstSeen.set(id, 'line' in row.at ? row.at.line : row.at)
+  if (earlier !== undefined) return `a second row for user ${id} (the one at ${describePosition(unpackPosition(earlier, row.at, id))} counts)`
+  firstSeen.set(id, packPosition(row.at))
   if (fileSettings === undefined && rowSettings !== undefined) settings.found = rowSettings
   return username === undefined ? { userId: id, xp } : { userId: id, xp, username }
 }
