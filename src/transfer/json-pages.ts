@@ -16,8 +16,8 @@ const MAX_TEXT = 1024
 
 type Parse = (text: string | typeof none) => ReturnType<ReturnType<typeof jsonParser>>
 
-/** The parts of the file a reader is in; `skip` is a value nothing is read from. */
-type Role = 'pages' | 'page' | 'list' | 'row' | 'nested' | 'error' | 'skip'
+/** The parts of the file a reader reads from (a value nothing is read from is skipped by counting its depth). */
+type Role = 'pages' | 'page' | 'list' | 'row' | 'nested' | 'error'
 
 interface Frame {
   role: Role
