@@ -14,6 +14,7 @@ import { MAX_AWARD, MAX_LABEL_LENGTH, MAX_USERNAME_LENGTH } from '../validation.
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
 import { OPERATION_ID_PATTERN } from '../writer/operations.js'
+import { IMPORT_FORMATS } from '../transfer/import-formats.js'
 
 export const IDEMPOTENCY_KEY_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
 
@@ -138,7 +139,7 @@ export const KeyChangeBody = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 
 export const ImportQuery = Type.Object({
-  format: Type.Enum(['csv', 'mee6'], { type: 'string' }),
+  format: Type.Enum([...IMPORT_FORMATS], { type: 'string', description: 'csv, or the leaderboard JSON of the bot named' }),
   strict: Type.Optional(Type.Boolean({ description: 'Refuse the whole file (422 import_refused, nothing written) on any bad row' })),
   keep_settings: Type.Optional(Type.Boolean({ description: "Keep the server's curve and multiplier even if the file (an export) carries others" }))
 })
@@ -147,7 +148,8 @@ export const ImportResult = named('ImportResult', Type.Object({
   imported: Type.Integer({ minimum: 0 }),
   skipped: Type.Array(Type.Object({
     line: Type.Optional(Type.Integer({ description: 'CSV: the line of the bad row' })),
-    index: Type.Optional(Type.Integer({ description: 'MEE6 JSON: the index of the bad player' })),
+    page: Type.Optional(Type.Integer({ description: "A bot's JSON of several pages: the bad row's page (0-based; the first of pages one after another has none)" })),
+    index: Type.Optional(Type.Integer({ description: "A bot's JSON: the bad row's index in its page's list (0-based)" })),
     reason: Type.String()
   })),
   settings: Type.Union([Type.Object({ xp_curve: Type.Enum([...CURVES], { type: 'string' }), xp_multiplier: Type.Number() }), Type.Null()], {
