@@ -22,7 +22,6 @@ export const CSV_REQUIRED_COLUMNS = ['user_id', 'username', 'xp'] as const
 /** Optional columns with the server's settings, the same on every row (as `export` writes them). */
 export const CSV_SETTINGS_COLUMNS = ['xp_curve', 'xp_multiplier'] as const
 
-
 /** The format a file's name implies (.json is MEE6, .csv is CSV; another bot's JSON is named), or undefined. */
 export function formatFromName (path: string): ImportFormat | undefined {
   const ext = extname(path).toLowerCase()
