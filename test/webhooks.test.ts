@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestAdmin, type TestAdmin } from './helpers/admin.js'
+import { buildTestApp } from './helpers/app.js'
 import { startReceiver, until } from './helpers/receiver.js'
 import type { Config } from '../src/config.js'
 
@@ -47,4 +48,130 @@ t.test('a level-up is delivered, signed so that the standardwebhooks verifier ac
   const verified = new Webhook(created.body.secret).verify(got!.body, got!.headers as Record<string, string>)
   t.match(verified, { type: 'member.leveled_up', server_id: G, data: { user_id: '42', username: 'Ada', old_level: 0, new_level: 1, xp: 150, roles: { add: [], remove: [] } } })
   t.equal(got!.headers['webhook-id'], got!.json.id)
+})
+
+/** A new webhook of server `guild` to `url`; its id and secret. */
+async function hook (ctx: Ctx, guild: string, url: string, events = ['member.leveled_up']): Promise<{ id: string, secret: string }> {
+  const res = await call(ctx, 'POST', `/servers/${guild}/webhooks`, { url, events })
+  if (res.status !== 201) throw new Error(`webhook not created: ${JSON.stringify(res.body)}`)
+  return res.body
+}
+
+/** Awards enough XP to `count` members (ids from `first`) for each to level up once, in one batch per 500. */
+async function levelUps (ctx: Ctx, guild: string, count: number, first = 1): Promise<void> {
+  for (let from = 0; from < count; from += 500) {
+    const awards = Array.from({ length: Math.min(500, count - from) }, (_, i) => ({ user_id: String(first + from + i), xp: 100 }))
+    await ctx.writer.awardMany(guild, awards.map((a) => ({ userId: a.user_id, xp: a.xp })))
+  }
+}
+
+t.test('the routes: create (secret once), list (never a secret), deliveries, delete; errors in the contract\'s shape', async (t) => {
+  const ctx = await build(t)
+  const g = '7100000000000000002'
+  const { id } = await hook(ctx, g, 'https://93.184.215.14/hooks/leaderboard', ['member.leveled_up', 'season.ended'])
+  const list = await call(ctx, 'GET', `/servers/${g}/webhooks`)
+  t.match(list, { status: 200, body: { data: [{ id, url: 'https://93.184.215.14/hooks/leaderboard', events: ['member.leveled_up', 'season.ended'], disabled_at: null, failures: 0, next_attempt_at: null }] } })
+  t.notOk(JSON.stringify(list.body).includes('whsec_'), 'no secret in the listing')
+  t.same(await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`), { status: 200, body: { data: [] } })
+
+  const bad = async (body: unknown) => await call(ctx, 'POST', `/servers/${g}/webhooks`, body)
+  t.match(await bad({ url: 'ftp://93.184.215.14/x', events: ['member.leveled_up'] }), { status: 400, body: { code: 'invalid_parameter', message: /http or https/ } })
+  t.match(await bad({ url: 'not a url', events: ['member.leveled_up'] }), { status: 400, body: { code: 'invalid_parameter' } })
+  t.match(await bad({ url: 'https://user:pw@93.184.215.14/', events: ['member.leveled_up'] }), { status: 400, body: { message: /credentials/ } })
+  t.match(await bad({ url: 'https://93.184.215.14/', events: ['member.left'] }), { status: 400, body: { code: 'invalid_parameter', message: /events/ } })
+  t.match(await bad({ url: 'https://93.184.215.14/', events: [] }), { status: 400, body: { code: 'invalid_parameter' } })
+  t.match(await bad({ url: 'https://93.184.215.14/', events: ['ping'] }), { status: 400, body: { code: 'invalid_parameter' } })
+
+  const missing = '0123456789abcdef'
+  t.match(await call(ctx, 'DELETE', `/servers/${g}/webhooks/${missing}`), { status: 404, body: { statusCode: 404, error: 'Not Found', code: 'webhook_not_found' } })
+  t.match(await call(ctx, 'POST', `/servers/${g}/webhooks/${missing}/test`), { status: 404, body: { code: 'webhook_not_found' } })
+  t.match(await call(ctx, 'GET', `/servers/${g}/webhooks/${missing}/deliveries`), { status: 404, body: { code: 'webhook_not_found' } })
+  t.match(await call(ctx, 'DELETE', `/servers/${g}/webhooks/not-an-id`), { status: 400, body: { code: 'invalid_parameter' } })
+
+  t.equal((await call(ctx, 'DELETE', `/servers/${g}/webhooks/${id}`)).status, 204)
+  t.same((await call(ctx, 'GET', `/servers/${g}/webhooks`)).body, { data: [] })
+  t.equal(await ctx.redis.exists(ctx.keys.webhookState(g), ctx.keys.webhookDeliveries(g, id)), 0, 'its state and log are gone')
+  t.same(await ctx.redis.hgetall(ctx.keys.guild(g).eventSubscriptions), { limit: String(ctx.config.webhookQueueLimit), notify: ctx.keys.webhookChannel() },
+    'no event type is wanted any more')
+})
+
+t.test('a URL whose host is private is refused without WEBHOOK_ALLOW_PRIVATE, at creation and again at delivery', async (t) => {
+  const ctx = await build(t, { webhookAllowPrivate: false })
+  const g = '7100000000000000003'
+  for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.0.0.8/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x']) {
+    t.match(await call(ctx, 'POST', `/servers/${g}/webhooks`, { url, events: ['member.leveled_up'] }),
+      { status: 400, body: { code: 'invalid_parameter', message: /not a public address/ } }, url)
+  }
+  t.match(await call(ctx, 'POST', `/servers/${g}/webhooks`, { url: 'http://does-not-exist.invalid/x', events: ['member.leveled_up'] }),
+    { status: 400, body: { code: 'invalid_parameter', message: /does not resolve/ } })
+
+  // Made where private receivers are allowed, delivered by an instance where they are not.
+  const receiver = await startReceiver(t)
+  const maker = await build(t, { webhookDelivery: false })
+  const { id } = await hook(maker, g, receiver.url)
+  const deliverer = await buildTestApp(t, server.url, { ...FAST, webhookAllowPrivate: false, redisPrefix: maker.config.redisPrefix })
+  await levelUps(maker, g, 1)
+  await until(async () => (await deliverer.redis.llen(maker.keys.webhookDeliveries(g, id))) > 0, 'an attempt')
+  const [attempt] = (await call(maker, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data
+  t.match(attempt, { outcome: 'failed', status: null, error: /^refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1, which is not a public address/ })
+  t.equal(receiver.received.length, 0, 'nothing was sent')
+})
+
+t.test('a failed delivery is retried after 500s, with the same id, and each attempt is logged', async (t) => {
+  const ctx = await build(t)
+  const g = '7100000000000000004'
+  const receiver = await startReceiver(t, (_r, n) => n < 2 ? 500 : 200)
+  const { id, secret } = await hook(ctx, g, receiver.url)
+  await levelUps(ctx, g, 1)
+  await until(() => receiver.received.length >= 3, 'three attempts')
+  const ids = receiver.received.map((r) => r.headers['webhook-id'])
+  t.same(new Set(ids).size, 1, 'one event, sent three times')
+  for (const r of receiver.received) t.ok(new Webhook(secret).verify(r.body, r.headers as Record<string, string>), 'each attempt is signed afresh')
+  await until(async () => (await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data.length === 3, 'the log')
+  const log = (await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data
+  t.match(log, [
+    { outcome: 'delivered', status: 200, error: null, event_id: ids[0], event_type: 'member.leveled_up' },
+    { outcome: 'failed', status: 500, error: 'HTTP 500', event_id: ids[0] },
+    { outcome: 'failed', status: 500, error: 'HTTP 500' }
+  ], 'newest first')
+  for (const entry of log) t.ok(Number.isInteger(entry.duration_ms) && entry.duration_ms >= 0 && !Number.isNaN(Date.parse(entry.at)))
+  t.match((await call(ctx, 'GET', `/servers/${g}/webhooks`)).body.data[0], { failures: 0, next_attempt_at: null })
+})
+
+t.test('a receiver that answers 410 Gone disables the webhook: nothing more is sent, and a ping is refused', async (t) => {
+  const ctx = await build(t)
+  const g = '7100000000000000005'
+  const receiver = await startReceiver(t, () => 410)
+  const { id } = await hook(ctx, g, receiver.url)
+  await levelUps(ctx, g, 1)
+  await until(async () => (await call(ctx, 'GET', `/servers/${g}/webhooks`)).body.data[0].disabled_at !== null, 'the webhook disabled')
+  t.match((await call(ctx, 'GET', `/servers/${g}/webhooks`)).body.data[0], { disabled_reason: /410/ })
+  t.match((await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data, [{ outcome: 'disabled', status: 410 }])
+  t.match(await call(ctx, 'POST', `/servers/${g}/webhooks/${id}/test`), { status: 409, body: { code: 'webhook_disabled' } })
+  await levelUps(ctx, g, 3, 100)
+  t.equal(await ctx.redis.exists(ctx.keys.guild(g).events), 1)
+  t.notOk(await ctx.redis.hget(ctx.keys.guild(g).eventSubscriptions, 'type:member.leveled_up'), 'the write scripts no longer queue its events')
+  receiver.answer = () => 200
+  // A ping of another webhook of the server goes through the same queue; once it has arrived, the
+  // disabled one would have been sent the level-ups before it, had it been enabled.
+  const other = await startReceiver(t)
+  const second = await hook(ctx, g, other.url)
+  await call(ctx, 'POST', `/servers/${g}/webhooks/${second.id}/test`)
+  await until(() => other.received.length === 1, 'the ping')
+  t.equal(receiver.received.length, 1, 'the disabled webhook got nothing after its 410')
+})
+
+t.test('a ping goes to that webhook only, signed, and shows in its log', async (t) => {
+  const ctx = await build(t)
+  const g = '7100000000000000006'
+  const [a, b] = [await startReceiver(t), await startReceiver(t)]
+  const hookA = await hook(ctx, g, a.url)
+  await hook(ctx, g, b.url)
+  const res = await call(ctx, 'POST', `/servers/${g}/webhooks/${hookA.id}/test`)
+  t.match(res, { status: 202, body: { event_id: new RegExp(`^evt_${g}_`) } })
+  await until(() => a.received.length === 1, 'the ping')
+  t.match(new Webhook(hookA.secret).verify(a.received[0]!.body, a.received[0]!.headers as Record<string, string>),
+    { id: res.body.event_id, type: 'ping', server_id: g, data: { webhook_id: hookA.id } })
+  await until(async () => (await call(ctx, 'GET', `/servers/${g}/webhooks/${hookA.id}/deliveries`)).body.data.length === 1, 'the log')
+  t.equal(b.received.length, 0, 'the other webhook is not pinged')
 })
