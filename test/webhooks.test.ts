@@ -3,6 +3,7 @@
 // specifies and checked by its own package's verifier.
 import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestAdmin, type TestAdmin } from './helpers/admin.js'
 import { buildTestApp } from './helpers/app.js'
@@ -174,4 +175,71 @@ t.test('a ping goes to that webhook only, signed, and shows in its log', async (
     { id: res.body.event_id, type: 'ping', server_id: g, data: { webhook_id: hookA.id } })
   await until(async () => (await call(ctx, 'GET', `/servers/${g}/webhooks/${hookA.id}/deliveries`)).body.data.length === 1, 'the log')
   t.equal(b.received.length, 0, 'the other webhook is not pinged')
+})
+
+/** The events a receiver was answered 2xx for, by id, in the order received. */
+const deliveredIds = (receiver: { received: Array<{ json: { id: string } }> }, ok: (n: number) => boolean = () => true): string[] =>
+  receiver.received.filter((_r, n) => ok(n)).map((r) => r.json.id)
+
+/** Event ids in the queue's order (`evt_<guild>_<ms>_<n>`). */
+function inQueueOrder (ids: string[]): boolean {
+  const key = (id: string): [number, number] => { const [, , ms, n] = id.split('_'); return [Number(ms), Number(n)] }
+  return ids.every((id, i) => {
+    if (i === 0) return true
+    const [a, b] = [key(ids[i - 1] as string), key(id)]
+    return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
+  })
+}
+
+t.test('in order per server under many events, with failures in between: each event delivered, in the queue\'s order', async (t) => {
+  const ctx = await build(t)
+  const g = '7100000000000000007'
+  // Every seventh request fails: the event is sent again before any after it.
+  const receiver = await startReceiver(t, (_r, n) => n % 7 === 3 ? 500 : 200)
+  await hook(ctx, g, receiver.url)
+  await levelUps(ctx, g, 300)
+  const answered = (n: number): boolean => n % 7 !== 3
+  await until(() => deliveredIds(receiver, answered).length >= 300, '300 deliveries')
+  const ids = deliveredIds(receiver, answered)
+  t.equal(new Set(ids).size, 300, 'each of the 300 level-ups')
+  t.ok(inQueueOrder(ids), 'in the queue\'s order')
+  const failedThenSent = receiver.received.filter((_r, n) => !answered(n)).map((r) => r.json.id)
+  for (const id of failedThenSent) t.equal(receiver.received.findIndex((r) => r.json.id === id) < receiver.received.findLastIndex((r) => r.json.id === id), true)
+  t.same(new Set(receiver.received.map((r) => r.json.data.user_id)).size, 300)
+})
+
+t.test('two instances deliver each event once, in order', async (t) => {
+  const ctx = await build(t)
+  await buildTestApp(t, server.url, { ...FAST, redisPrefix: ctx.config.redisPrefix }) // the second instance
+  const guilds = ['7100000000000000011', '7100000000000000012', '7100000000000000013']
+  const receiver = await startReceiver(t)
+  for (const g of guilds) await hook(ctx, g, receiver.url)
+  const started = Date.now()
+  await Promise.all(guilds.map(async (g) => { await levelUps(ctx, g, 200) }))
+  await until(() => receiver.received.length >= 600, '600 deliveries')
+  // A second delivery of any of them would come within as long again.
+  await sleep(Math.min(5000, Date.now() - started))
+  const ids = deliveredIds(receiver)
+  t.equal(ids.length, 600)
+  t.equal(new Set(ids).size, 600, 'no event twice')
+  for (const g of guilds) t.ok(inQueueOrder(receiver.received.filter((r) => r.json.server_id === g).map((r) => r.json.id)), `server ${g} in order`)
+})
+
+t.test('a restart of every instance loses nothing: events queued while none runs are delivered when one starts', async (t) => {
+  const ctx = await build(t)
+  const g = '7100000000000000014'
+  const second = await buildTestApp(t, server.url, { ...FAST, redisPrefix: ctx.config.redisPrefix })
+  const receiver = await startReceiver(t)
+  await hook(ctx, g, receiver.url)
+  await levelUps(ctx, g, 50)
+  await until(() => receiver.received.length >= 50, 'the first 50')
+  await Promise.all([ctx.app.close(), second.app.close()])
+  await levelUps(ctx, g, 50, 1000) // no instance runs: the writer queues them in Redis
+  t.equal(await ctx.redis.xlen(ctx.keys.guild(g).events) >= 50, true, 'queued in Redis')
+  t.equal(receiver.received.length, 50, 'nothing delivered while no instance runs')
+  await buildTestApp(t, server.url, { ...FAST, redisPrefix: ctx.config.redisPrefix })
+  await until(() => receiver.received.length >= 100, 'the 50 queued meanwhile')
+  const ids = deliveredIds(receiver)
+  t.equal(new Set(ids).size, 100)
+  t.ok(inQueueOrder(ids))
 })
