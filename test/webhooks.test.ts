@@ -243,3 +243,17 @@ t.test('a restart of every instance loses nothing: events queued while none runs
   t.equal(new Set(ids).size, 100)
   t.ok(inQueueOrder(ids))
 })
+
+t.test('an event not delivered within the retry period is given up, logged, and the next one goes', async (t) => {
+  const ctx = await build(t, { webhookRetryForMs: 1000 })
+  const g = '7100000000000000015'
+  let first: string | undefined
+  const receiver = await startReceiver(t, (r) => { first ??= r.json.id; return r.json.id === first ? 500 : 200 })
+  const { id } = await hook(ctx, g, receiver.url)
+  await levelUps(ctx, g, 2)
+  await until(() => receiver.received.some((r) => r.json.id !== first), 'the second event')
+  const log = (await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data
+  t.match(log[0], { outcome: 'delivered', status: 200 })
+  t.match(log[1], { outcome: 'gave_up', event_id: first, status: null, error: /24 h|retry period/ })
+  t.ok(log.slice(2).every((a: { outcome: string, event_id: string }) => a.outcome === 'failed' && a.event_id === first))
+})
