@@ -245,12 +245,17 @@ t.test('a restart of every instance loses nothing: events queued while none runs
 })
 
 t.test('an event not delivered within the retry period is given up, logged, and the next one goes', async (t) => {
-  const ctx = await build(t, { webhookRetryForMs: 1000 })
+  const ctx = await build(t, { webhookRetryForMs: 2000 })
   const g = '7100000000000000015'
   let first: string | undefined
   const receiver = await startReceiver(t, (r) => { first ??= r.json.id; return r.json.id === first ? 500 : 200 })
   const { id } = await hook(ctx, g, receiver.url)
-  await levelUps(ctx, g, 2)
+  await levelUps(ctx, g, 1)
+  // The second, made once the first has failed for half its period, waits behind it, and is
+  // younger by as much: still in its own period when the first is given up.
+  const made = Date.now()
+  await until(() => receiver.received.length >= 2 && Date.now() - made >= 1000, 'the first event failing for a second')
+  await levelUps(ctx, g, 1, 2)
   await until(() => receiver.received.some((r) => r.json.id !== first), 'the second event')
   const log = (await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data
   t.match(log[0], { outcome: 'delivered', status: 200 })
