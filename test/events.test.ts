@@ -8,7 +8,9 @@ import { WebhookStore } from '../src/webhooks/webhook-store.js'
 import { queuedEvent, type ServerEvent } from '../src/webhooks/events.js'
 import { boardMember } from '../src/redis/keys.js'
 import { withIncludes } from '../src/redis/scripts.js'
-import * as scripts from '../src/redis/write-scripts.js'
+import { ServerEventFeed } from '../src/live/server-events.js'
+import { RedisClock } from '../src/redis/clock.js'
+import { redisNow } from '../src/redis/client.js'
 import { MAX_XP } from '../src/levels/curves.js'
 
 const { redis, keys } = await redisFixture(t, 'ev')
@@ -110,12 +112,13 @@ t.test('only the types a webhook wants are queued; a disabled or deleted webhook
 
 t.test('a live stream listening gets every type, until its listening lapses', async (t) => {
   const g = newGuild()
-  const k = keys.guild(g)
-  t.equal(await scripts.eventsListen(redis, { eventSubscriptions: k.eventSubscriptions, events: k.events, listenMs: 60_000 }), '0-0')
+  const clock = new RedisClock()
+  clock.observe(await redisNow(redis))
+  t.equal(await new ServerEventFeed(redis, keys, clock).listen(g), '0-0', 'no event yet')
   await writer.awardXp({ guildId: g, userId: '1', xp: 500 })
   t.same((await events(g)).map((e) => e.type), ['member.leveled_up', 'member.rank_entered_top'])
-  await scripts.eventsListen(redis, { eventSubscriptions: k.eventSubscriptions, events: k.events, listenMs: 1 })
-  await new Promise((resolve) => setTimeout(resolve, 5))
+  // The listening lapses (as when the stream closed LISTEN_MS ago).
+  await redis.hset(keys.guild(g).eventSubscriptions, 'live', String(await redisNow(redis) - 1))
   await writer.awardXp({ guildId: g, userId: '2', xp: 500 })
   t.equal((await events(g)).length, 2, 'nothing after the listening lapsed')
 })

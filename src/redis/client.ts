@@ -93,7 +93,6 @@ declare module 'ioredis' {
     webhookPing(...args: Str[]): Result<[number, (string | number)?], Context>
     webhookRecord(...args: Str[]): Result<number, Context>
     webhookLease(...args: Str[]): Result<[number, number], Context>
-    eventsListen(...args: Str[]): Result<string, Context>
     bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,

@@ -59,10 +59,6 @@ export const WRITE_SCRIPTS = {
   webhookLease: {
     keys: ['lease'],
     argv: ['holder', 'leaseMs', 'action']
-  },
-  eventsListen: {
-    keys: ['eventSubscriptions', 'events'],
-    argv: ['listenMs']
   }
 } as const
 
@@ -128,8 +124,4 @@ export async function webhookRecord (redis: RedisClient, input: ScriptInput<'web
 
 export async function webhookLease (redis: RedisClient, input: ScriptInput<'webhookLease'>): Promise<[number, number]> {
   return await redis.webhookLease(...scriptArgs('webhookLease', input))
-}
-
-export async function eventsListen (redis: RedisClient, input: ScriptInput<'eventsListen'>): Promise<string> {
-  return await redis.eventsListen(...scriptArgs('eventsListen', input))
 }
