@@ -198,9 +198,13 @@ export class WebhookDelivery {
     let cursor = state.cursor
     let seq = state.seq
     const log: DeliveryAttempt[] = []
-    const record = async (attempt: DeliveryAttempt | undefined, failures: number, retryAt: number, disable = ''): Promise<number> => {
+    // A delivery's record goes out without holding up the next delivery (one connection keeps
+    // their order, and each checks the cursor the one before set); they are all awaited before a
+    // failure is recorded and at the end of the batch.
+    const pending: Array<Promise<number>> = []
+    const record = (attempt: DeliveryAttempt | undefined, failures: number, retryAt: number, disable = ''): Promise<number> => {
       if (attempt !== undefined) log.push(attempt)
-      const status = await scripts.webhookRecord(this.#o.redis, {
+      const call = scripts.webhookRecord(this.#o.redis, {
         lease: keys.webhookLease(guildId),
         webhooks: keys.webhooks(guildId),
         webhookState: keys.webhookState(guildId),
@@ -216,11 +220,18 @@ export class WebhookDelivery {
         retryAt,
         disableReason: disable
       }, log.map((a) => JSON.stringify(a)))
+      call.catch(() => {}) // awaited through `pending` (settled)
       for (const a of log) this.#o.onAttempt?.(a.outcome)
       log.length = 0
       state = { cursor, seq, failures, retry_at: retryAt }
-      return status
+      pending.push(call)
+      return call
     }
+    /** Every record sent so far, answered: 'recorded', or the first other status. */
+    const settled = async (): Promise<number> =>
+      (await Promise.all(pending.splice(0))).find((status) => status !== WebhookRecordStatus.recorded) ?? WebhookRecordStatus.recorded
+    const outcome = (status: number): 'lease_lost' | 'more' | undefined =>
+      status === WebhookRecordStatus.leaseLost ? 'lease_lost' : status === WebhookRecordStatus.recorded ? undefined : 'more' // gone or moved: read the state again
     for (const [streamId, fields] of entries) {
       const queued = queuedEvent(guildId, streamId, fields)
       const number = queued?.seq ?? seq + 1
@@ -234,31 +245,29 @@ export class WebhookDelivery {
         continue
       }
       const result = await this.#attempt(hook.url, hook.secret, queued, signal)
-      if (signal.aborted) return 'lease_lost' // cut by stop(): the outcome is unknown, the next holder sends it again
+      if (signal.aborted) { await settled(); return 'lease_lost' } // cut by stop(): the outcome is unknown, the next holder sends it again
       const attempt: DeliveryAttempt = { at: new Date().toISOString(), event_id: event.id, event_type: event.type, status: result.status, duration_ms: result.durationMs, error: result.error, outcome: 'delivered' }
-      let status: number
       if (result.error === null) {
-        status = await record(attempt, 0, 0)
-      } else if (result.status === 410) {
+        record(attempt, 0, 0)
+        continue
+      }
+      const before = outcome(await settled())
+      if (before !== undefined) return before
+      if (result.status === 410) {
         attempt.outcome = 'disabled'
-        status = await record(attempt, 0, 0, 'the receiver answered 410 Gone')
+        record(attempt, 0, 0, 'the receiver answered 410 Gone')
       } else {
         attempt.outcome = 'failed'
         // The event stays next: the cursor stops just before it.
         cursor = previousOf(entries, streamId, state.cursor)
         seq = number - 1
         const failures = state.failures + 1
-        status = await record(attempt, failures, Date.now() + retryDelayMs(this.#o.schedule, failures))
+        record(attempt, failures, Date.now() + retryDelayMs(this.#o.schedule, failures))
       }
-      if (status === WebhookRecordStatus.leaseLost) return 'lease_lost'
-      if (status !== WebhookRecordStatus.recorded) return 'more' // gone or moved: read the state again
-      if (result.error !== null) return result.status === 410 ? 'idle' : state.retry_at
+      return outcome(await settled()) ?? (result.status === 410 ? 'idle' : state.retry_at)
     }
-    if (cursor !== state.cursor || log.length > 0) {
-      const status = await record(undefined, state.failures, state.retry_at)
-      if (status === WebhookRecordStatus.leaseLost) return 'lease_lost'
-    }
-    return 'more'
+    if (cursor !== state.cursor || log.length > 0) record(undefined, state.failures, state.retry_at)
+    return outcome(await settled()) ?? 'more'
   }
 
   async #attempt (url: string, secret: string, queued: QueuedEvent, signal: AbortSignal): Promise<{ status: number | null, durationMs: number, error: string | null }> {
