@@ -16,7 +16,7 @@ import { docsPagePluginFor } from '../plugins/docs-page.js'
 import healthRoutes from '../routes/health.js'
 import adminRoutes from '../routes/admin/index.js'
 import { adminNamedSchemas } from '../schemas/admin.js'
-import { webhookNamedSchemas } from '../schemas/webhooks.js'
+import { webhookEventsDocument, webhookNamedSchemas } from '../schemas/webhooks.js'
 import { HealthStatus } from '../schemas/health.js'
 import { ApiError } from '../schemas/common.js'
 
@@ -38,7 +38,8 @@ const adminDocument = openapiPluginFor({
     { name: 'service', description: 'Liveness and readiness; no token' }
   ],
   securityScheme: { bearer: { type: 'http', scheme: 'bearer', description: 'A write-API token (`lba_…`)' } },
-  schemas: [...adminNamedSchemas, ...webhookNamedSchemas, ApiError, HealthStatus]
+  schemas: [...adminNamedSchemas, ...webhookNamedSchemas, ApiError, HealthStatus],
+  webhooks: webhookEventsDocument
 })
 
 export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {

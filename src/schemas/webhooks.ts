@@ -136,3 +136,23 @@ export const webhookResponses = {
   },
   deliveries: { 200: response(WebhookDeliveries, 'The last 100 attempts, newest first', headers), ...notFound, ...adminErrors }
 }
+
+/** OpenAPI 3.1's `webhooks`: each event as the request the service sends to a webhook's URL. */
+export const webhookEventsDocument = Object.fromEntries([MemberLeveledUpEvent, MemberRankEnteredTopEvent, SeasonEndedEvent, PingEvent].map((schema) => {
+  const type = schema.properties.type.const
+  return [type, {
+    post: {
+      operationId: `webhook_${type.replace('.', '_')}`,
+      summary: (schema as { description?: string }).description,
+      description: 'Signed as Standard Webhooks specifies: verify `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the secret) before acting on it, and drop a repeat by `webhook-id`.',
+      security: [],
+      parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({ name, in: 'header', required: true, schema: { type: 'string' } })),
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.$id}` } } } },
+      responses: {
+        '2XX': { description: 'Delivered: the next event follows' },
+        410: { description: 'Gone: the webhook is disabled, nothing more is sent' },
+        default: { description: 'Not delivered: sent again with exponential backoff, for 24 h after the event was made' }
+      }
+    }
+  }]
+}))
