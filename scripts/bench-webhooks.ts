@@ -24,11 +24,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { freePort } from '../src/redis/redis-server.js'
-import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { WebhookStore } from '../src/webhooks/webhook-store.js'
-import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
+import { type Cleanups, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
+import { streamIdBefore, streamIdOf } from '../src/webhooks/events.js'
 
 const { values: args } = parseArgs({
   options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, servers: { type: 'string', default: '10' }, down: { type: 'string', default: '60' } }
@@ -40,12 +41,6 @@ const DOWN_SECONDS = Number(args.down)
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
-
-async function redisCpuUs (redis: RedisClient): Promise<number> {
-  const info = await redis.info('cpu')
-  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
-  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
-}
 
 interface Arrival { serverId: string, userId: string, id: string, at: number }
 
@@ -94,15 +89,8 @@ class Receiver {
   }
 }
 
-/** Event ids (`evt_<server>_<ms>_<n>`) in the queue's order. */
-function inOrder (ids: string[]): boolean {
-  const key = (id: string): [number, number] => { const [, , ms, n] = id.split('_'); return [Number(ms), Number(n)] }
-  return ids.every((id, i) => {
-    if (i === 0) return true
-    const [a, b] = [key(ids[i - 1] as string), key(id)]
-    return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
-  })
-}
+/** Event ids in the queue's order. */
+const inOrder = (ids: string[]): boolean => ids.every((id, i) => i === 0 || streamIdBefore(streamIdOf(ids[i - 1] as string), streamIdOf(id)))
 
 async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'))

@@ -9,6 +9,7 @@ import { buildTestAdmin, type TestAdmin } from './helpers/admin.js'
 import { buildTestApp } from './helpers/app.js'
 import { startReceiver, until } from './helpers/receiver.js'
 import type { Config } from '../src/config.js'
+import { streamIdBefore, streamIdOf } from '../src/webhooks/events.js'
 
 t.jobs = 4
 
@@ -181,15 +182,8 @@ t.test('a ping goes to that webhook only, signed, and shows in its log', async (
 const deliveredIds = (receiver: { received: Array<{ json: { id: string } }> }, ok: (n: number) => boolean = () => true): string[] =>
   receiver.received.filter((_r, n) => ok(n)).map((r) => r.json.id)
 
-/** Event ids in the queue's order (`evt_<guild>_<ms>_<n>`). */
-function inQueueOrder (ids: string[]): boolean {
-  const key = (id: string): [number, number] => { const [, , ms, n] = id.split('_'); return [Number(ms), Number(n)] }
-  return ids.every((id, i) => {
-    if (i === 0) return true
-    const [a, b] = [key(ids[i - 1] as string), key(id)]
-    return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
-  })
-}
+/** Event ids in the queue's order. */
+const inQueueOrder = (ids: string[]): boolean => ids.every((id, i) => i === 0 || streamIdBefore(streamIdOf(ids[i - 1] as string), streamIdOf(id)))
 
 t.test('in order per server under many events, with failures in between: each event delivered, in the queue\'s order', async (t) => {
   const ctx = await build(t)

@@ -1,6 +1,6 @@
-// The events the service sends to webhooks and, as typed events, on a server's stats stream:
-// written out for the client, which imports nothing of the server; test/client-types.test.ts
-// checks that they are the service's own (src/webhooks/events.ts).
+// The events the service sends to webhooks and, as typed events, on a server's stats stream.
+// Declared here, where the client (which imports nothing of the server) can have them; the
+// service's src/webhooks/events.ts builds its bodies as these types.
 
 interface EventHead {
   /** Unique in the installation, the same for every attempt (the `webhook-id` header): drop a repeat by it. */

@@ -18,7 +18,7 @@ import type { KeyBuilder } from '../redis/keys.js'
 import * as scripts from '../redis/write-scripts.js'
 import { WebhookRecordStatus } from '../redis/script-status.js'
 import { redisUnavailability } from '../redis/errors.js'
-import { type QueuedEvent, queuedEvent } from './events.js'
+import { type QueuedEvent, queuedEvent, streamIdBefore } from './events.js'
 import { type DeliveryAttempt, parseState, type WebhookRecord, type WebhookState } from './webhook-store.js'
 import { AddressRefusedError, checkedAddress, type Resolver, systemResolver } from './public-address.js'
 import { givenUp, type RetrySchedule, retryDelayMs } from './retry-schedule.js'
@@ -342,12 +342,6 @@ function wanted (queued: QueuedEvent, id: string, record: WebhookRecord): boolea
 function previousOf (entries: Array<[string, string[]]>, streamId: string, first: string): string {
   const i = entries.findIndex(([id]) => id === streamId)
   return i > 0 ? (entries[i - 1] as [string, string[]])[0] : first
-}
-
-function streamIdBefore (a: string, b: string): boolean {
-  const [am = 0, an = 0] = a.split('-').map(Number)
-  const [bm = 0, bn = 0] = b.split('-').map(Number)
-  return am < bm || (am === bm && an < bn)
 }
 
 function dropped (count: number, next: QueuedEvent | undefined): DeliveryAttempt {

@@ -3,6 +3,7 @@
 // (src/redis/commands/includes/events.lua). The body is the same wherever it goes, and the same
 // for every attempt of a delivery (its signature covers it).
 import { userIdFromBoardMember } from '../redis/keys.js'
+import type { WebhookEvent } from '../client/webhook-events.js'
 
 /** The types a webhook may ask for (`ping` comes to every webhook, on request). */
 export const EVENT_TYPES = ['member.leveled_up', 'member.rank_entered_top', 'season.ended'] as const
@@ -12,50 +13,8 @@ export type EventType = SubscribableEventType | 'ping'
 /** How many ranks `member.rank_entered_top` counts as the top (TOP in events.lua). */
 export const TOP_RANKS = 10
 
-export interface MemberLeveledUp {
-  user_id: string
-  username: string | null
-  old_level: number
-  new_level: number
-  xp: number
-  /** What the role rewards say the bot must change (empty without role rewards). */
-  roles: { add: string[], remove: string[] }
-}
-
-export interface MemberRankEnteredTop {
-  user_id: string
-  username: string | null
-  /** 1 to 10. */
-  rank: number
-  xp: number
-}
-
-export interface SeasonEnded {
-  season: { id: number, name: string, started_at: string, ended_at: string }
-  /** The season's final board, its first ranks. */
-  top: Array<{ rank: number, user_id: string, username: string | null, xp: number }>
-}
-
-export interface Ping {
-  webhook_id: string
-}
-
-interface DataOf {
-  'member.leveled_up': MemberLeveledUp
-  'member.rank_entered_top': MemberRankEnteredTop
-  'season.ended': SeasonEnded
-  ping: Ping
-}
-
-/** One event, as a webhook's body and a stats stream's typed event carry it. */
-export type ServerEvent = { [T in EventType]: {
-  /** Unique in the installation: a receiver drops a repeat by it (the `webhook-id` header too). */
-  id: string
-  type: T
-  created_at: string
-  server_id: string
-  data: DataOf[T]
-} }[EventType]
+/** One event, as a webhook's body and a stats stream's typed event carry it (the client's types: it imports nothing of the server). */
+export type ServerEvent = WebhookEvent
 
 /** An event as the stream holds it. */
 export interface QueuedEvent {
@@ -66,6 +25,19 @@ export interface QueuedEvent {
   /** For `ping`: the one webhook it is for. */
   to: string | undefined
   event: ServerEvent
+}
+
+/** Whether stream id `a` (`<ms>-<n>`) comes before `b`. */
+export function streamIdBefore (a: string, b: string): boolean {
+  const [am = 0, an = 0] = a.split('-').map(Number)
+  const [bm = 0, bn = 0] = b.split('-').map(Number)
+  return am < bm || (am === bm && an < bn)
+}
+
+/** The stream id within an event id (`evt_<server>_<ms>_<n>`). */
+export function streamIdOf (eventId: string): string {
+  const [, , ms = '0', n = '0'] = eventId.split('_')
+  return `${ms}-${n}`
 }
 
 /** An event's id from its server and stream id: unique in the installation, the same for every attempt. */
