@@ -17,7 +17,7 @@ export interface Receiver {
   url: string
   port: number
   received: Received[]
-  /** The status for the next request (n: requests received before it). */
+  /** The status for the next request (n: requests received before it); 0 leaves it unanswered (a receiver that hangs). */
   answer: (request: Received, n: number) => number
   close: () => Promise<void>
 }
@@ -32,7 +32,7 @@ export async function startReceiver (t: Test, answer: Receiver['answer'] = () =>
       const got: Received = { headers: req.headers, body, json: JSON.parse(body) as Received['json'] }
       const status = receiver.answer(got, receiver.received.length)
       receiver.received.push(got)
-      res.writeHead(status).end()
+      if (status !== 0) res.writeHead(status).end()
     })
   })
   server.keepAliveTimeout = 60_000
