@@ -84,6 +84,13 @@ t.test('the routes: create (secret once), list (never a secret), deliveries, del
   t.match(await bad({ url: 'https://93.184.215.14/', events: [] }), { status: 400, body: { code: 'invalid_parameter' } })
   t.match(await bad({ url: 'https://93.184.215.14/', events: ['ping'] }), { status: 400, body: { code: 'invalid_parameter' } })
 
+  const other = await ctx.token(['7100000000000000099'], ['write'])
+  const keysOnly = await ctx.token('*', ['keys'])
+  for (const [token, why] of [[other, /server 7100000000000000002/], [keysOnly, /scope write/]] as const) {
+    const res = await ctx.admin.inject({ method: 'GET', url: `/admin/v1/servers/${g}/webhooks`, headers: { authorization: `Bearer ${token}` } })
+    t.match({ status: res.statusCode, body: res.json() }, { status: 403, body: { code: 'forbidden', message: why } }, 'a token without the server or the scope')
+  }
+
   const missing = '0123456789abcdef'
   t.match(await call(ctx, 'DELETE', `/servers/${g}/webhooks/${missing}`), { status: 404, body: { statusCode: 404, error: 'Not Found', code: 'webhook_not_found' } })
   t.match(await call(ctx, 'POST', `/servers/${g}/webhooks/${missing}/test`), { status: 404, body: { code: 'webhook_not_found' } })
@@ -255,4 +262,35 @@ t.test('an event not delivered within the retry period is given up, logged, and 
   t.match(log[0], { outcome: 'delivered', status: 200 })
   t.match(log[1], { outcome: 'gave_up', event_id: first, status: null, error: /24 h|retry period/ })
   t.ok(log.slice(2).every((a: { outcome: string, event_id: string }) => a.outcome === 'failed' && a.event_id === first))
+})
+
+t.test('a receiver that falls more than WEBHOOK_QUEUE_LIMIT events behind loses the oldest: logged as dropped, the rest in order', async (t) => {
+  const ctx = await build(t, { webhookQueueLimit: 100 })
+  const g = '7100000000000000016'
+  // Down; then up for one request (whose record carries the drop, read before later attempts
+  // push it out of the log's 100); then up.
+  let mode: 'down' | 'one' | 'up' = 'down'
+  let answeredAfterDown = -1
+  const receiver = await startReceiver(t, (_r, n) => {
+    if (mode === 'one' && answeredAfterDown < 0) { answeredAfterDown = n; return 200 }
+    return mode === 'up' ? 200 : 503
+  })
+  const { id } = await hook(ctx, g, receiver.url)
+  await levelUps(ctx, g, 1)
+  await until(() => receiver.received.length >= 1, 'the first attempt')
+  await levelUps(ctx, g, 1000, 2) // the queue keeps about the last 100 to 200 of these
+  mode = 'one'
+  type Attempt = { outcome: string, error: string | null }
+  let log: Attempt[] = []
+  await until(async () => {
+    log = (await call(ctx, 'GET', `/servers/${g}/webhooks/${id}/deliveries`)).body.data
+    return log.some((a) => a.outcome === 'delivered')
+  }, 'one delivery')
+  const delivered = log.findIndex((a) => a.outcome === 'delivered')
+  t.match(log[delivered + 1], { outcome: 'dropped', error: /^\d+ events were dropped from the queue before this one/ }, 'logged with the delivery after the gap')
+  mode = 'up'
+  await until(() => receiver.received.some((r) => r.json.data.user_id === '1001'), 'the last event')
+  const users = [...new Set(receiver.received.filter((r) => r.status === 200).map((r) => Number(r.json.data.user_id)))]
+  t.ok(users.length < 1000 && users.length >= 100, `${users.length} of the 1,001 delivered: the queue's limit, approximately`)
+  t.same(users, Array.from({ length: users.length }, (_, i) => 1002 - users.length + i), 'the newest, in order')
 })

@@ -143,8 +143,10 @@ export class WebhookDelivery {
     pump.done = this.#pump(guildId, pump, wait)
       .catch((err: unknown) => { this.#failed(err, 'delivery', guildId) })
       .finally(async () => {
-        this.#pumps.delete(guildId)
+        // Let go before it is off the list: a hint meanwhile wakes this pump (and is taken up
+        // below), not a new one that would take the lease this release then drops.
         await this.#lease(guildId, 'release').catch(() => {}) // expires by itself otherwise
+        this.#pumps.delete(guildId)
         if (pump.woken && !this.#stopped) this.#hint(guildId) // a hint came as it was letting go
       })
   }

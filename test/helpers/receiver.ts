@@ -11,6 +11,8 @@ export interface Received {
   body: string
   /** The body parsed. */
   json: { id: string, type: string, created_at: string, server_id: string, data: Record<string, unknown> }
+  /** What it was answered (0: not at all). */
+  status: number
 }
 
 export interface Receiver {
@@ -29,8 +31,9 @@ export async function startReceiver (t: Test, answer: Receiver['answer'] = () =>
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
-      const got: Received = { headers: req.headers, body, json: JSON.parse(body) as Received['json'] }
+      const got: Received = { headers: req.headers, body, json: JSON.parse(body) as Received['json'], status: 0 }
       const status = receiver.answer(got, receiver.received.length)
+      got.status = status
       receiver.received.push(got)
       if (status !== 0) res.writeHead(status).end()
     })
