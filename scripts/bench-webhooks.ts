@@ -10,12 +10,13 @@
 // gives each of N servers (default 10) a webhook to it. Then, from this process with the library:
 // 1. R awards a second (default 1,000; open loop, sent on schedule) for S seconds (default 20),
 //    each lifting a new member to level 1, so each makes one `member.leveled_up` event: events
-//    delivered, duplicates, p50 / p99 / max from the award's send to the delivery's arrival, and
-//    Redis CPU per award (INFO cpu) beside the same awards to servers with no webhook;
+//    delivered, duplicates, p50 / p99 / max from the award's send to the delivery's arrival,
+//    Redis CPU per award (INFO cpu) beside the same awards to servers with no webhook, and the two
+//    instances' CPU per event delivered (/proc, Linux): what the machine's other load moves least;
 // 2. the receiver stops (connections refused) for D seconds (default 60) while awards go on at
 //    a tenth of R, then starts again: when the last event arrives, whether every one came, and
 //    in order per server.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -89,6 +90,16 @@ class Receiver {
   }
 }
 
+/** A process's CPU so far (user + system), ms, from /proc (Linux; NaN elsewhere). */
+function processCpuMs (pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+  } catch {
+    return NaN
+  }
+}
+
 /** Event ids in the queue's order. */
 const inOrder = (ids: string[]): boolean => ids.every((id, i) => i === 0 || streamIdBefore(streamIdOf(ids[i - 1] as string), streamIdOf(id)))
 
@@ -114,10 +125,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     const { secret } = await store.create(g, { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['member.leveled_up'] })
     receiver.secret(g, secret)
   }
+  const instances: Array<number | undefined> = []
   for (let i = 0; i < 2; i++) {
     const port = await freePort()
-    await startProcess(cleanups, ['dist/server.js'], { REDIS_URL: redisServer.url, PORT: String(port), WEBHOOK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'warn' }, `http://127.0.0.1:${port}/readyz`)
+    instances.push((await startProcess(cleanups, ['dist/server.js'], { REDIS_URL: redisServer.url, PORT: String(port), WEBHOOK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'warn' }, `http://127.0.0.1:${port}/readyz`)).pid)
   }
+  const instancesCpuMs = (): number => instances.reduce((sum: number, pid) => sum + processCpuMs(pid), 0)
 
   const writer = new LeaderboardWriter(redis, keys)
   let nextUser = 1_000_000
@@ -149,6 +162,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const bareCpu = (await redisCpuUs(redis) - cpu) / bareAwards
 
   const before = receiver.arrivals.length
+  const serviceCpu = instancesCpuMs()
   cpu = await redisCpuUs(redis)
   const started = performance.now()
   const sent = await awards(hooked, RATE, SECONDS, true)
@@ -157,15 +171,16 @@ async function main (cleanups: Cleanups): Promise<void> {
   while (receiver.arrivals.length - before < sent && performance.now() < deadline) await sleep(50)
   await sleep(1000) // a duplicate would come within this
   const hookedCpu = (await redisCpuUs(redis) - cpu) / sent
+  const serviceUsPerEvent = (instancesCpuMs() - serviceCpu) * 1000 / sent
   const got = receiver.arrivals.slice(before)
   const latencies = got.map((a) => a.at - (sentAt.get(`${a.serverId}/${a.userId}`) ?? NaN)).filter((ms) => !Number.isNaN(ms)).sort((a, b) => a - b)
   const duplicates = [...receiver.ids.values()].filter((n) => n > 1).length
   const orderedPhase1 = hooked.every((g) => inOrder(got.filter((a) => a.serverId === g).map((a) => a.id)))
-  console.log('| phase | events sent | delivered | duplicates | in order per server | award to delivery p50 / p99 / max ms | Redis µs/award |')
-  console.log('|---|---:|---:|---:|---|---:|---:|')
-  console.log(`| no webhook, ${fmt(RATE)} awards/s | ${fmt(bareAwards)} (no events) | | | | | ${fmt(bareCpu, 1)} |`)
+  console.log('| phase | events sent | delivered | duplicates | in order per server | award to delivery p50 / p99 / max ms | Redis µs/award | instances\' µs/event |')
+  console.log('|---|---:|---:|---:|---|---:|---:|---:|')
+  console.log(`| no webhook, ${fmt(RATE)} awards/s | ${fmt(bareAwards)} (no events) | | | | | ${fmt(bareCpu, 1)} | |`)
   console.log(`| a webhook per server, ${fmt(sent / sendSeconds)} awards/s | ${fmt(sent)} | ${fmt(new Set(got.map((a) => a.id)).size)} | ${duplicates} | ${orderedPhase1 ? 'yes' : 'NO'} | ` +
-    `${fmt(percentile(latencies, 0.5), 1)} / ${fmt(percentile(latencies, 0.99), 1)} / ${fmt(latencies.at(-1) ?? NaN, 1)} | ${fmt(hookedCpu, 1)} |`)
+    `${fmt(percentile(latencies, 0.5), 1)} / ${fmt(percentile(latencies, 0.99), 1)} / ${fmt(latencies.at(-1) ?? NaN, 1)} | ${fmt(hookedCpu, 1)} | ${fmt(serviceUsPerEvent)} |`)
 
   // The receiver down for DOWN_SECONDS while awards go on.
   await receiver.stop()
@@ -181,7 +196,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const first = ((after[0]?.at ?? NaN) - returned) / 1000
   const ordered = hooked.every((g) => inOrder(after.filter((a) => a.serverId === g).map((a) => a.id)))
   console.log(`| receiver down ${DOWN_SECONDS} s, ${fmt(downRate)} awards/s meanwhile | ${fmt(downSent)} | ${fmt(new Set(after.map((a) => a.id)).size)} | ` +
-    `${after.length - new Set(after.map((a) => a.id)).size} | ${ordered ? 'yes' : 'NO'} | first ${fmt(first, 1)} s, last ${fmt(catchUp, 1)} s after it returned | |`)
+    `${after.length - new Set(after.map((a) => a.id)).size} | ${ordered ? 'yes' : 'NO'} | first ${fmt(first, 1)} s, last ${fmt(catchUp, 1)} s after it returned | | |`)
   if (receiver.bad > 0) console.log(`\n${receiver.bad} deliveries failed standardwebhooks' verification`)
 }
 
