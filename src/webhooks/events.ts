@@ -99,10 +99,10 @@ export function queuedEvent (guildId: string, streamId: string, flat: readonly s
       break
     }
     case 'ping':
-      event = { ...head, type, data: { webhook_id: f.get('to') ?? '' } }
+      event = { ...head, type, data: { webhook_id: f.get('webhook') ?? '' } }
       break
     default:
       return undefined
   }
-  return { streamId, seq: number('seq'), to: f.get('to'), event }
+  return { streamId, seq: number('seq'), to: type === 'ping' ? f.get('webhook') : undefined, event }
 }

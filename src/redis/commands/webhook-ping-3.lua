@@ -19,7 +19,7 @@ local hook = cjson.decode(json)
 if hook.disabled_at ~= nil then return { -1, hook.disabled_at } end
 local ctx = events_context(KEYS[2], KEYS[3])
 -- An enabled webhook wants at least one type, so ctx is set and webhooks are listening.
-local id = emit_event(ctx, 'ping', { 'to', ARGV[1] })
+local id = emit_event(ctx, 'ping', { 'webhook', ARGV[1] })
 ctx.wake = true
 events_done(ctx)
 return { 1, id }
