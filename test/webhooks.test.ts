@@ -83,6 +83,8 @@ t.test('the routes: create (secret once), list (never a secret), deliveries, del
   t.match(await bad({ url: 'https://93.184.215.14/', events: ['member.left'] }), { status: 400, body: { code: 'invalid_parameter', message: /events/ } })
   t.match(await bad({ url: 'https://93.184.215.14/', events: [] }), { status: 400, body: { code: 'invalid_parameter' } })
   t.match(await bad({ url: 'https://93.184.215.14/', events: ['ping'] }), { status: 400, body: { code: 'invalid_parameter' } })
+  t.match(await bad({ url: 'https://93.184.215.14/', events: ['member.leveled_up'], secret: 'whsec_mine' }), { status: 400, body: { code: 'invalid_parameter', message: /secret/ } },
+    'a field the route does not know is refused, not ignored')
 
   const other = await ctx.token(['7100000000000000099'], ['write'])
   const keysOnly = await ctx.token('*', ['keys'])
