@@ -21,6 +21,7 @@ import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './pipeline/lifecycle.js'
 import underPressurePlugin from './pipeline/shedding.js'
 import corsPlugin from './plugins/cors.js'
+import { webhookDeliveryPlugin } from './plugins/webhooks.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
@@ -65,6 +66,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(authPlugin)
   await fastify.register(responseCachePlugin)
   await fastify.register(metricsPlugin)
+  await fastify.register(webhookDeliveryPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(docsPagePlugin)
   await fastify.register(healthRoutes)

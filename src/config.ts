@@ -63,6 +63,13 @@ export const ConfigSchema = Type.Object({
   adminHost: Type.String({ minLength: 1, default: '127.0.0.1', description: 'ADMIN_HOST: address the write API listens on' }),
   // At most the contract's 256 MiB: a MEE6 file is held whole as text while it is parsed.
   importBodyLimitMb: PositiveInteger('IMPORT_BODY_LIMIT_MB: largest body of a write-API import, in MiB; past it 413', 256, 1, 256),
+  webhookDelivery: Type.Boolean({ default: true, description: 'WEBHOOK_DELIVERY: this process delivers webhooks (one instance at a time per server, by a lease in Redis)' }),
+  webhookAllowPrivate: Type.Boolean({ default: false, description: 'WEBHOOK_ALLOW_PRIVATE: webhooks may be sent to private, loopback and link-local addresses' }),
+  webhookTimeoutMs: PositiveInteger("WEBHOOK_TIMEOUT_MS: longest wait for a webhook receiver's answer", 10_000, 100, 60_000),
+  webhookQueueLimit: PositiveInteger('WEBHOOK_QUEUE_LIMIT: events kept per server while a webhook is behind; older ones are dropped', 100_000, 100, 10_000_000),
+  webhookRetryFirstMs: PositiveInteger('WEBHOOK_RETRY_FIRST_MS: delay before retrying a failed delivery; it doubles with each failure', 5000, 1, 3_600_000),
+  webhookRetryMaxMs: PositiveInteger('WEBHOOK_RETRY_MAX_MS: longest delay between retries', 3_600_000, 1, 86_400_000),
+  webhookRetryForMs: PositiveInteger('WEBHOOK_RETRY_FOR_MS: how long after its creation an event is still retried', 86_400_000, 1000, 7 * 86_400_000),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
     default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'
   })
@@ -99,6 +106,13 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   adminPort: 'ADMIN_PORT',
   adminHost: 'ADMIN_HOST',
   importBodyLimitMb: 'IMPORT_BODY_LIMIT_MB',
+  webhookDelivery: 'WEBHOOK_DELIVERY',
+  webhookAllowPrivate: 'WEBHOOK_ALLOW_PRIVATE',
+  webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
+  webhookQueueLimit: 'WEBHOOK_QUEUE_LIMIT',
+  webhookRetryFirstMs: 'WEBHOOK_RETRY_FIRST_MS',
+  webhookRetryMaxMs: 'WEBHOOK_RETRY_MAX_MS',
+  webhookRetryForMs: 'WEBHOOK_RETRY_FOR_MS',
   corsOrigins: 'CORS_ORIGINS'
 }
 
@@ -188,7 +202,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       } catch {
         throw new ConfigError('invalid configuration: PLAN_LIMITS must be JSON such as {"free":100,"starter":1000,"professional":10000}')
       }
-    } else if (field === 'redisCluster') {
+    } else if (field === 'redisCluster' || field === 'webhookDelivery' || field === 'webhookAllowPrivate') {
       input[field] = envBoolean(raw)
     } else if (field === 'trustProxy') {
       input[field] = parseTrustProxy(raw)

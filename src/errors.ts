@@ -77,6 +77,17 @@ export class ApiKeyInactiveError extends LeaderboardError<'api_key_inactive'> {
   constructor (message: string) { super('api_key_inactive', message) }
 }
 
+export class WebhookNotFoundError extends LeaderboardError<'webhook_not_found'> {
+  constructor (guildId: string, id: string) { super('webhook_not_found', `server ${guildId} has no webhook with id ${id}`) }
+}
+
+/** A ping asked of a webhook that was disabled (its receiver answered 410 Gone). */
+export class WebhookDisabledError extends LeaderboardError<'webhook_disabled'> {
+  constructor (id: string, disabledAt: Date) {
+    super('webhook_disabled', `webhook ${id} was disabled at ${disabledAt.toISOString()} (its receiver answered 410 Gone); delete it and create it again`)
+  }
+}
+
 // Errors of the HTTP API's authentication and limits.
 
 export class MissingApiKeyError extends LeaderboardError<'missing_api_key'> {

@@ -10,11 +10,13 @@ import underPressurePlugin from '../pipeline/shedding.js'
 import authPlugin from '../pipeline/auth.js'
 import tokenAuthPlugin from '../pipeline/token-auth.js'
 import { writerPlugin } from '../plugins/stores.js'
+import { webhookStorePlugin } from '../plugins/webhooks.js'
 import { openapiPluginFor } from '../plugins/openapi.js'
 import { docsPagePluginFor } from '../plugins/docs-page.js'
 import healthRoutes from '../routes/health.js'
 import adminRoutes from '../routes/admin/index.js'
 import { adminNamedSchemas } from '../schemas/admin.js'
+import { webhookEventsDocument, webhookNamedSchemas } from '../schemas/webhooks.js'
 import { HealthStatus } from '../schemas/health.js'
 import { ApiError } from '../schemas/common.js'
 
@@ -30,12 +32,14 @@ const adminDocument = openapiPluginFor({
   tags: [
     { name: 'members', description: 'XP awards, members, daily claims (scope write)' },
     { name: 'settings', description: "A server's curve and multiplier (scope write)" },
+    { name: 'webhooks', description: "Webhooks: a server's events sent to a URL, signed as Standard Webhooks specifies (scope write)" },
     { name: 'keys', description: 'API keys of the read API (scope keys)' },
     { name: 'transfer', description: 'Import and export (scope transfer)' },
     { name: 'service', description: 'Liveness and readiness; no token' }
   ],
   securityScheme: { bearer: { type: 'http', scheme: 'bearer', description: 'A write-API token (`lba_…`)' } },
-  schemas: [...adminNamedSchemas, ApiError, HealthStatus]
+  schemas: [...adminNamedSchemas, ...webhookNamedSchemas, ApiError, HealthStatus],
+  webhooks: webhookEventsDocument
 })
 
 export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
@@ -47,6 +51,7 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
   await fastify.register(authPlugin) // the failed-authentication limit, shared with the read API
   await fastify.register(tokenAuthPlugin)
   await fastify.register(writerPlugin)
+  await fastify.register(webhookStorePlugin)
   await fastify.register(adminDocument)
   await fastify.register(docsPagePluginFor(ADMIN_DOCS_PREFIX, 'Guild leaderboard write API'))
   await fastify.register(healthRoutes)

@@ -6,6 +6,10 @@
 // with the servers and pages watched, not with the streams: 10,000 streams on one page cost one
 // version read a second and one read per change.
 //
+// A topic may also carry the server's events (the stats stream: `member.leveled_up`…, see
+// ./server-events.ts): while one is watched the watcher keeps the server listening, and when its
+// version moves reads the events added since the last read and writes them to the topic's streams.
+//
 // Polling the version, rather than Redis pub/sub, has nothing to lose: after a Redis restart, a
 // failover or a dropped connection, the next tick compares versions again (a version is never
 // reused, see includes/version.lua), so no stream stays silent on a change it missed.
@@ -19,6 +23,7 @@ import { entityTag, etagHeader } from '../http/etag.js'
 import { LeaderboardError } from '../errors.js'
 import { isErrorCode, statusOfCode } from '../http/error-codes.js'
 import { formatEvent, type LiveEvent, type SseStream } from './sse-stream.js'
+import { EVENTS_READ_BATCH, LISTEN_RENEW_MS, type TypedEvent } from './server-events.js'
 
 /** What a stream shows: one endpoint's body for one server and set of parameters. */
 export interface TopicSpec<T = unknown> {
@@ -32,6 +37,22 @@ export interface TopicSpec<T = unknown> {
   read: () => Promise<Versioned<T>>
   /** The endpoint's own serializer, so `data:` is exactly the endpoint's body. */
   serialize: (value: T) => string
+  /** The server's events go to this topic's streams too, as typed events. */
+  events?: boolean
+}
+
+/** Where a watched server's events come from (./server-events.ts). */
+export interface EventSource {
+  listen: (guildId: string) => Promise<string>
+  read: (guildId: string, after: string) => Promise<TypedEvent[]>
+}
+
+/** A server whose events are watched: the last event read, and the version it was read at. */
+interface Feed {
+  after: string | undefined
+  version: string | undefined
+  listenedAt: number
+  reading: boolean
 }
 
 interface Topic {
@@ -75,6 +96,8 @@ export interface LiveWatcherOptions {
   onEventsSent?: (count: number) => void
   /** A failed read (`spec`) or tick (undefined): logged; the next tick tries again. */
   onError?: (err: unknown, spec: TopicSpec | undefined) => void
+  /** The servers' events, for topics that carry them. */
+  events?: EventSource
 }
 
 export const TICK_MS = 1000
@@ -86,6 +109,7 @@ export class LiveWatcher {
   /** Topics by server: the servers watched. */
   readonly #byGuild = new Map<string, Set<Topic>>()
   readonly #subscriptions = new Map<SseStream, Subscription>()
+  readonly #feeds = new Map<string, Feed>()
   #timer: NodeJS.Timeout | undefined
   #stopped = false
   /** The key-change counter last read (undefined before the first read). */
@@ -131,6 +155,11 @@ export class LiveWatcher {
     const topic = this.#topicOf(spec)
     topic.streams.add(stream)
     this.#subscriptions.set(stream, { topic, ...checks })
+    if (spec.events === true && this.#options.events !== undefined && !this.#feeds.has(spec.guildId)) {
+      const feed: Feed = { after: undefined, version: undefined, listenedAt: 0, reading: false }
+      this.#feeds.set(spec.guildId, feed)
+      this.#listen(spec.guildId, feed, Date.now())
+    }
     // A change read between this stream's first event and now reaches it too.
     if (topic.event !== undefined && stream.offer(topic.event, Date.now())) this.#options.onEventsSent?.(1)
     this.#schedule()
@@ -178,6 +207,42 @@ export class LiveWatcher {
     const ofGuild = this.#byGuild.get(topic.spec.guildId)
     ofGuild?.delete(topic)
     if (ofGuild?.size === 0) this.#byGuild.delete(topic.spec.guildId)
+    if (topic.spec.events === true && ![...ofGuild ?? []].some((t) => t.spec.events === true)) this.#feeds.delete(topic.spec.guildId)
+  }
+
+  /** Keeps the write scripts adding the server's events; the first call says where reading starts. */
+  #listen (guildId: string, feed: Feed, now: number): void {
+    feed.listenedAt = now
+    this.#options.events?.listen(guildId).then((last) => { feed.after ??= last }, (err: unknown) => {
+      feed.listenedAt = 0 // tried again next tick
+      this.#options.onError?.(err, undefined)
+    })
+  }
+
+  /** The events added since the last read, to the streams of the server's topics that carry them. */
+  async #readEvents (guildId: string, feed: Feed, version: string): Promise<void> {
+    const after = feed.after
+    if (after === undefined || feed.reading || this.#options.events === undefined) return
+    feed.reading = true
+    try {
+      const events = await withDeadline(this.#options.events.read(guildId, after), this.#options.commandTimeoutMs)
+      const last = events.at(-1)
+      if (last === undefined) { feed.version = version; return }
+      feed.after = last.streamId
+      // More than one read's worth: the rest next tick, whatever the version says.
+      if (events.length < EVENTS_READ_BATCH) feed.version = version
+      const now = Date.now()
+      let sent = 0
+      for (const topic of this.#byGuild.get(guildId) ?? []) {
+        if (topic.spec.events !== true) continue
+        for (const stream of topic.streams) {
+          for (const { bytes } of events) if (bytes.length > 0) { stream.writeRaw(bytes, now); sent++ }
+        }
+      }
+      if (sent > 0) this.#options.onEventsSent?.(sent)
+    } finally {
+      feed.reading = false
+    }
   }
 
   /** Reads the topic (one read at a time per topic) and offers a changed body to its streams. */
@@ -246,6 +311,11 @@ export class LiveWatcher {
     guilds.forEach((guildId, i) => {
       const outcome = versions[i]
       if (outcome === undefined || outcome.status === 'rejected') return // Redis will be asked again next tick
+      const feed = this.#feeds.get(guildId)
+      if (feed !== undefined) {
+        if (started - feed.listenedAt >= LISTEN_RENEW_MS) this.#listen(guildId, feed, started)
+        if (feed.version !== outcome.value) reads.push(this.#readEvents(guildId, feed, outcome.value).catch((err: unknown) => { this.#options.onError?.(err, undefined) }))
+      }
       for (const topic of this.#byGuild.get(guildId) ?? []) {
         if (topic.streams.size === 0) { this.#dropIfIdle(topic); continue }
         if (topic.version !== outcome.value || (topic.spec.perDay && topic.day !== today)) {

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { Counter, Gauge } from 'prom-client'
 import { LiveWatcher, TICK_MS, type TopicSpec } from '../live/live-watcher.js'
 import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
+import { ServerEventFeed } from '../live/server-events.js'
 import { InvalidApiKeyError, RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
@@ -49,6 +50,7 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     commandTimeoutMs: config.redisCommandTimeoutMs,
     keepAliveMs: config.streamKeepAliveMs,
     chargeEveryMs: chargeEveryMs(config.rateLimitWindowMs),
+    events: new ServerEventFeed(fastify.redisClient, fastify.keys, redisClock),
     onEventsSent: (count) => { eventsSent?.inc(count) },
     onError: (err, spec) => {
       // Redis down or slow is the outage log's to report; the next tick tries again.

@@ -42,6 +42,8 @@ export interface DocumentSpec {
   securityScheme: Record<string, unknown>
   /** The named schemas, added once so routes refer to them by `$ref`. */
   schemas: ReadonlyArray<{ $id: string }>
+  /** OpenAPI 3.1's `webhooks`: the requests the service sends (the write API's events). */
+  webhooks?: Record<string, unknown>
 }
 
 const PUBLIC_DOCUMENT: DocumentSpec = {
@@ -77,7 +79,8 @@ export function openapiPluginFor (spec: DocumentSpec) {
         // Every operation needs a credential unless it says otherwise (/healthz and /readyz do).
         security: Object.keys(spec.securityScheme).map((name) => ({ [name]: [] })),
         tags: spec.tags,
-        components: { securitySchemes: spec.securityScheme as never }
+        components: { securitySchemes: spec.securityScheme as never },
+        ...(spec.webhooks === undefined ? {} : { webhooks: spec.webhooks })
       },
       // Named schemas keep their `$id` as their name (the default would be def-0, def-1…).
       refResolver: {

@@ -88,6 +88,11 @@ declare module 'ioredis' {
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
     configureGuild(...args: Str[]): Result<[number, number], Context>
+    webhookCreate(...args: Str[]): Result<number, Context>
+    webhookDelete(...args: Str[]): Result<number, Context>
+    webhookPing(...args: Str[]): Result<[number, (string | number)?], Context>
+    webhookRecord(...args: Str[]): Result<number, Context>
+    webhookLease(...args: Str[]): Result<[number, number], Context>
     bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,

@@ -8,6 +8,9 @@ import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 const PERIOD_LABEL = /^\d{4}-(W\d{2}|\d{2})$/
+/** A webhook's id (src/webhooks/webhook-store.ts makes them). */
+export const WEBHOOK_ID_PATTERN = '^[0-9a-f]{16}$'
+const WEBHOOK_ID = new RegExp(WEBHOOK_ID_PATTERN)
 
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
@@ -22,6 +25,14 @@ export interface GuildKeys {
   version: string
   /** SET: ids of this server's API keys. */
   apiKeys: string
+  /**
+   * HASH: who listens to the server's events (includes/events.lua): `type:<event>` -> webhooks
+   * that want it, `live` -> Unix ms until which a live stream listens, `limit` (the queue's
+   * length), `notify` (the channel that wakes the delivery workers), `seq` (events so far).
+   */
+  eventSubscriptions: string
+  /** STREAM: the server's events, in order: the webhooks' queue and the stats streams' feed. */
+  events: string
 }
 
 /** Keys of schema 1 (before 2026-11), read only by the migration to schema 2. */
@@ -56,7 +67,9 @@ export class KeyBuilder {
       stats: `${base}:stats`,
       settings: `${base}:settings`,
       version: `${base}:version`,
-      apiKeys: `${base}:api-keys`
+      apiKeys: `${base}:api-keys`,
+      eventSubscriptions: `${base}:event-subscriptions`,
+      events: `${base}:events`
     }
   }
 
@@ -76,6 +89,51 @@ export class KeyBuilder {
     const tail = '}:board'
     const id = key.startsWith(head) && key.endsWith(tail) ? key.slice(head.length, -tail.length) : ''
     return SNOWFLAKE.test(id) ? id : null
+  }
+
+  /** The guild id in an events key (`GuildKeys.events`, which the write scripts publish), or null. */
+  guildOfEvents (key: string): string | null {
+    const head = `${this.prefix}:{`
+    const tail = '}:events'
+    const id = key.startsWith(head) && key.endsWith(tail) ? key.slice(head.length, -tail.length) : ''
+    return SNOWFLAKE.test(id) ? id : null
+  }
+
+  /**
+   * HASH: a server's webhooks, id -> JSON record: `url`, `events`, `secret`, `created_at`, and
+   * `disabled_at`, `disabled_reason` once disabled (includes/webhooks.lua).
+   */
+  webhooks (guildId: string): string {
+    return `${this.prefix}:{${guildId}}:webhooks`
+  }
+
+  /**
+   * HASH: the webhooks' delivery state, id -> JSON: `cursor` (the stream id of the last event
+   * done with), `seq` (its number), `failures` (in a row), `retry_at` (Unix ms, 0: at once).
+   */
+  webhookState (guildId: string): string {
+    return `${this.prefix}:{${guildId}}:webhook-state`
+  }
+
+  /** LIST: a webhook's last delivery attempts, newest first (JSON each), at most 100. */
+  webhookDeliveries (guildId: string, webhookId: string): string {
+    if (!WEBHOOK_ID.test(webhookId)) throw new Error(`not a webhook id: ${JSON.stringify(webhookId)}`)
+    return `${this.prefix}:{${guildId}}:webhook-deliveries:${webhookId}`
+  }
+
+  /** STRING (with a TTL): the instance that delivers the server's events now (its lease). */
+  webhookLease (guildId: string): string {
+    return `${this.prefix}:{${guildId}}:webhook-lease`
+  }
+
+  /** SET: the servers that have or had a webhook: the delivery workers' sweep walks it. */
+  webhookServers (): string {
+    return `${this.prefix}:webhook-servers`
+  }
+
+  /** The pub/sub channel on which write scripts name a server's events key when they add to it. */
+  webhookChannel (): string {
+    return `${this.prefix}:webhook-events`
   }
 
   /** STRING: the schema version of the data under this prefix. */

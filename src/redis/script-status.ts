@@ -20,3 +20,12 @@ export const OUTSIDE_PERIOD_WINDOW = -2
 
 /** remove-member (the first element of its reply) and set-username (the whole reply). */
 export const MemberWriteStatus = { done: 1, notMember: 0 } as const
+
+/** webhook-create. */
+export const WebhookCreateStatus = { created: 1, tooMany: -1 } as const
+
+/** webhook-ping: the first element of the reply. */
+export const WebhookPingStatus = { queued: 1, notFound: 0, disabled: -1 } as const
+
+/** webhook-record. */
+export const WebhookRecordStatus = { recorded: 1, leaseLost: 0, gone: -1, moved: -2 } as const

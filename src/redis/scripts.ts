@@ -27,6 +27,11 @@ function resolveIncludes (dir: string, source: string, seen: Set<string>): strin
   })
 }
 
+/** `source` with its `--- @include` lines replaced by the includes of ./commands/includes (tests run an include's function this way). */
+export function withIncludes (source: string): string {
+  return resolveIncludes(COMMANDS_DIR, source, new Set())
+}
+
 /**
  * The scripts of a folder (default: ./commands). A script whose command name is already a method
  * of ioredis's clients (`get`, `multi`, `quit`…) is refused: defineCommand would replace the

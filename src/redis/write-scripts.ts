@@ -9,16 +9,16 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events'],
     argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt']
   },
   // Then 4 values per award (board member, award, username, its own operation id or ''): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events'],
     argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId']
   },
   setXp: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events'],
     argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs']
   },
   setUsername: {
@@ -37,6 +37,28 @@ export const WRITE_SCRIPTS = {
   configureGuild: {
     keys: ['settings', 'version'],
     argv: ['expectedEpoch', 'fieldCount']
+  },
+  // The webhooks' scripts (src/webhooks/): their records, the queue's cursors, the lease.
+  webhookCreate: {
+    keys: ['webhooks', 'webhookState', 'eventSubscriptions', 'events'],
+    argv: ['webhookId', 'record', 'queueLimit', 'channel', 'maxWebhooks']
+  },
+  webhookDelete: {
+    keys: ['webhooks', 'webhookState', 'deliveries', 'eventSubscriptions'],
+    argv: ['webhookId']
+  },
+  webhookPing: {
+    keys: ['webhooks', 'eventSubscriptions', 'events'],
+    argv: ['webhookId']
+  },
+  // Then the attempts to log, JSON each, oldest first.
+  webhookRecord: {
+    keys: ['lease', 'webhooks', 'webhookState', 'deliveries', 'eventSubscriptions', 'events'],
+    argv: ['holder', 'webhookId', 'readCursor', 'cursor', 'seq', 'failures', 'retryAt', 'disableReason']
+  },
+  webhookLease: {
+    keys: ['lease'],
+    argv: ['holder', 'leaseMs', 'action']
   }
 } as const
 
@@ -57,7 +79,7 @@ export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 4 values each (see award-batch-9.lua). */
+/** The awards follow the named arguments: 4 values each (see award-batch-11.lua). */
 export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
@@ -81,4 +103,25 @@ export async function dailyClaim (redis: RedisClient, input: ScriptInput<'dailyC
 /** The fields set (field, value pairs, `fieldCount` of them) and cleared follow the named arguments (see configure-guild-2.lua). */
 export async function configureGuild (redis: RedisClient, input: ScriptInput<'configureGuild'>, changes: readonly Arg[]): Promise<[number, number]> {
   return await redis.configureGuild(...scriptArgs('configureGuild', input), ...changes)
+}
+
+export async function webhookCreate (redis: RedisClient, input: ScriptInput<'webhookCreate'>): Promise<number> {
+  return await redis.webhookCreate(...scriptArgs('webhookCreate', input))
+}
+
+export async function webhookDelete (redis: RedisClient, input: ScriptInput<'webhookDelete'>): Promise<number> {
+  return await redis.webhookDelete(...scriptArgs('webhookDelete', input))
+}
+
+export async function webhookPing (redis: RedisClient, input: ScriptInput<'webhookPing'>): Promise<[number, (string | number)?]> {
+  return await redis.webhookPing(...scriptArgs('webhookPing', input))
+}
+
+/** The attempts to log follow the named arguments, JSON each, oldest first. */
+export async function webhookRecord (redis: RedisClient, input: ScriptInput<'webhookRecord'>, attempts: readonly string[]): Promise<number> {
+  return await redis.webhookRecord(...scriptArgs('webhookRecord', input), ...attempts)
+}
+
+export async function webhookLease (redis: RedisClient, input: ScriptInput<'webhookLease'>): Promise<[number, number]> {
+  return await redis.webhookLease(...scriptArgs('webhookLease', input))
 }

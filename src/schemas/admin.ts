@@ -40,15 +40,15 @@ export const WriteRequestHeaders = Type.Object({
   'x-request-id': Type.Optional(Type.String({ description: `Your id for this request, echoed back when it matches \`${REQUEST_ID_PATTERN}\`` }))
 })
 
-const headers: ResponseHeaders = {
+export const headers: ResponseHeaders = {
   'x-request-id': Type.String({ pattern: REQUEST_ID_PATTERN, required: true, description: "The request's id" })
 }
-const replayHeaders: ResponseHeaders = {
+export const replayHeaders: ResponseHeaders = {
   ...headers,
   'idempotent-replayed': Type.Literal('true', { description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key' })
 }
 
-const errorResponse = (description: string) => response(AdminError, description, headers)
+export const errorResponse = (description: string) => response(AdminError, description, headers)
 
 /** The errors every write-API route can answer. */
 export const adminErrors = {
@@ -61,7 +61,7 @@ export const adminErrors = {
   503: errorResponse('`service_unavailable`: Redis cannot serve now (retry with the same Idempotency-Key or op_id), or the instance is overloaded or shutting down')
 }
 
-const idempotencyErrors = {
+export const idempotencyErrors = {
   409: errorResponse('`idempotency_key_in_use`: the first request with this Idempotency-Key is still running; retry after retry-after'),
   422: errorResponse('`idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
 }

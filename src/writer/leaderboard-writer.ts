@@ -287,7 +287,7 @@ export class LeaderboardWriter {
    * with the same `opId` and the same awards, it is applied once. Every
    * award is checked before any is sent: one bad item (named by its index) and nothing is
    * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
-   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-9.lua),
+   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-11.lua),
    * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {

@@ -9,6 +9,7 @@ import memberRoutes from './members.js'
 import settingsRoutes from './settings.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
+import webhookRoutes from './webhooks.js'
 
 export default async function admin (fastify: FastifyInstance) {
   await fastify.register(idempotencyPlugin)
@@ -16,4 +17,5 @@ export default async function admin (fastify: FastifyInstance) {
   await fastify.register(settingsRoutes)
   await fastify.register(keyRoutes)
   await fastify.register(transferRoutes)
+  await fastify.register(webhookRoutes)
 }

@@ -100,7 +100,12 @@ export const reads = [
     description: "The server's aggregates and settings",
     server: (params) => params.guild_id,
     read: async (reader, { params }) => await reader.readStats(params.guild_id),
-    stream: { operationId: 'streamStats', summary: "The server's aggregates and settings, sent again whenever they change (server-sent events)", event: 'stats' },
+    stream: {
+      operationId: 'streamStats',
+      summary: "The server's aggregates and settings, sent again whenever they change, and the server's events as they happen (server-sent events)",
+      event: 'stats',
+      serverEvents: true // member.leveled_up, member.rank_entered_top, season.ended
+    },
     client: {
       method: 'stats',
       doc: "The server's aggregates and settings.",

@@ -1,10 +1,10 @@
 --[[
-  Many XP awards to one server in one call, each exactly as award-xp-9.lua applies one
+  Many XP awards to one server in one call, each exactly as award-xp-11.lua applies one
   (includes/award.lua: its multiplier, its period boards), in order. The call is one operation
   (its id remembered with its whole reply, so a resent call is applied once); an award may also
   carry an operation id of its own (a Discord message id, say), remembered with its reply as
   award-xp remembers one, so it is applied once across calls too. The aggregates and the data
-  version move once for the call.
+  version move once for the call; each award appends the events it causes (includes/events.lua).
 
   KEYS[1] board     ZSET board member -> xp
   KEYS[2] members   HASH board member -> record (see includes/records.lua)
@@ -15,6 +15,8 @@
   KEYS[7] ops_prev  HASH the same, the previous bucket
   KEYS[8] week      ZSET board member -> xp gained in the current ISO week
   KEYS[9] month     ZSET board member -> xp gained in the current UTC month
+  KEYS[10] event_subscriptions HASH who listens to the server's events (includes/events.lua)
+  KEYS[11] events   STREAM the server's events
 
   ARGV[1] the highest XP a member may hold
   ARGV[2] how long a bucket's hash lives, ms
@@ -40,8 +42,9 @@ if done then return done end
 local now, current = period_clock(ARGV[3], ARGV[4])
 if not current then return { OUTSIDE_PERIOD_WINDOW, now } end
 
-local k = { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9] }
-local s = { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[1]), week_expire_at = ARGV[5], month_expire_at = ARGV[6] }
+local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], week = KEYS[8], month = KEYS[9] }
+local events = events_context(KEYS[10], KEYS[11])
+local s = { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[1]), week_expire_at = ARGV[5], month_expire_at = ARGV[6], events = events }
 -- An award's first status -> the same, replayed (src/redis/script-status.ts names them).
 local REPLAYED = { [AWARDED] = 2, [OVER_XP_LIMIT] = -3 }
 local deltas = new_deltas()
@@ -66,5 +69,6 @@ end
 if any then
   apply_deltas(KEYS[3], deltas)
   bump_version(KEYS[5])
+  events_done(events)
 end
 return remember(KEYS[6], ARGV[7], ARGV[2], replies)

@@ -1,7 +1,8 @@
 --[[
   Adds floor(award * multiplier) XP to a member, creating the member if needed, and counts the
-  gain into the current week's and month's period boards (includes/periods.lua). The award
-  itself is includes/award.lua's, which award-batch-9.lua applies to many.
+  gain into the current week's and month's period boards (includes/periods.lua), and appends the
+  events it causes (includes/events.lua). The award itself is includes/award.lua's, which
+  award-batch-11.lua applies to many.
 
   KEYS[1] board     ZSET board member -> xp
   KEYS[2] members   HASH board member -> record (see includes/records.lua)
@@ -12,6 +13,8 @@
   KEYS[7] ops_prev  HASH the same, the previous bucket
   KEYS[8] week      ZSET board member -> xp gained in the current ISO week
   KEYS[9] month     ZSET board member -> xp gained in the current UTC month
+  KEYS[10] event_subscriptions HASH who listens to the server's events (includes/events.lua)
+  KEYS[11] events   STREAM the server's events
 
   ARGV[1] board member (complemented, zero-padded user_id)
   ARGV[2] award, a positive integer
@@ -38,13 +41,15 @@ local now, current = period_clock(ARGV[7], ARGV[8])
 if not current then return { OUTSIDE_PERIOD_WINDOW, now } end
 
 local deltas = new_deltas()
+local events = events_context(KEYS[10], KEYS[11])
 local reply, changed = award_one(
-  { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9] },
+  { board = KEYS[1], members = KEYS[2], settings = KEYS[4], week = KEYS[8], month = KEYS[9] },
   { member = ARGV[1], award = ARGV[2], username = ARGV[3] },
-  { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[4]), week_expire_at = ARGV[9], month_expire_at = ARGV[10] },
+  { hundredths = multiplier_hundredths(KEYS[4]), max_xp = tonumber(ARGV[4]), week_expire_at = ARGV[9], month_expire_at = ARGV[10], events = events },
   deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
   bump_version(KEYS[5])
+  events_done(events)
 end
 return remember(KEYS[6], ARGV[5], ARGV[6], reply)
