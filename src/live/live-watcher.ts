@@ -14,7 +14,6 @@ import type { Versioned } from '../reader/leaderboard-reader.js'
 import { utcDay } from '../periods/periods.js'
 import type { RedisClock } from '../redis/clock.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import { entityTag, etagHeader } from '../http/etag.js'
 import { LeaderboardError } from '../errors.js'
 import { isErrorCode, statusOfCode } from '../http/error-codes.js'
@@ -185,7 +184,7 @@ export class LiveWatcher {
     if (topic.reading !== undefined) return await topic.reading
     const { spec } = topic
     const reading = (async () => {
-      const result = await withDeadline(followingRedirects(spec.read), this.#options.commandTimeoutMs)
+      const result = await withDeadline(spec.read(), this.#options.commandTimeoutMs)
       const nowMs = spec.perDay ? result.nowMs ?? this.#options.clock.now() : undefined
       const etag = etagHeader(entityTag(result.version, nowMs), 'identity')
       topic.version = result.version

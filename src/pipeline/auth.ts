@@ -14,7 +14,6 @@ import { apiKeyId, hashApiKey, type KeyCheck } from '../api-keys/api-keys.js'
 import type { ClientAddress } from '../client-address.js'
 import { clientAddress } from '../http/client-address.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import type { Plan } from '../plans.js'
 import { serverSet, type ServerSet, setCovers } from '../api-keys/server-scope.js'
 import { InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError } from '../errors.js'
@@ -114,7 +113,7 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
       // Only a key this instance does not know as valid is refused unseen.
       const refused = recentlyValid.has(hash) ? null : refusedAddress(clientAddress(request))
       if (refused !== null) throw refused
-      check = wellFormed ? toCached(await withDeadline(followingRedirects(async () => await apiKeys.check(presented)), config.redisCommandTimeoutMs)) : { valid: false }
+      check = wellFormed ? toCached(await withDeadline(apiKeys.check(presented), config.redisCommandTimeoutMs)) : { valid: false }
       if (cacheTtl > 0 && wellFormed) checks.set(presented, check)
       // Refreshed at each lookup, so at least every API_KEY_CACHE_TTL_MS while the key is used.
       if (check.valid) recentlyValid.set(hash, true)
