@@ -8,6 +8,7 @@ import { commandCalls, RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import type { Config } from '../src/config.js'
+import type { ClientAddress } from '../src/http/client-address.js'
 
 // The subtests run side by side: each app works under a key prefix of its own, and the two that
 // count Redis-wide commands (INFO commandstats) have a redis-server of their own.
@@ -180,6 +181,27 @@ t.test('a key revoked while its stream is open: the stream ends within API_KEY_C
   await stream.until(() => stream.ended, 'the stream to end', 5000)
   const refused = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
   t.equal(refused.status, 401, 'and the key opens no other')
+})
+
+t.test("re-checking open streams' keys is the service's own doing: 7 keys revoked with 5 streams each from one address all end, and the address is not locked out", async (t) => {
+  // More streams than the address may fail authentications (AUTH_FAILURE_LIMIT, 30 by default):
+  // counted as failed logins, the re-checks locked the address out, and the streams whose
+  // re-check was refused by the lockout were taken for Redis away and stayed open.
+  const f = await serve(t, { apiKeyCacheTtlMs: 1000 })
+  t.ok(7 * f.config.maxStreamsPerKey > f.config.authFailureLimit, `${7 * f.config.maxStreamsPerKey} streams, ${f.config.authFailureLimit} failures allowed`)
+  const made = await Promise.all(Array.from({ length: 7 }, async () => await f.apiKeys.create({ guildId: GUILD, plan: 'professional' })))
+  const streams = (await Promise.all(made.map(async ({ key }) => await Promise.all(
+    Array.from({ length: f.config.maxStreamsPerKey }, async () => await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key }))
+  )))).flat()
+  await Promise.all(streams.map(async (s) => await s.event(0)))
+  for (const { id } of made) await f.apiKeys.revoke(id)
+  // A key revoked is refused within API_KEY_CACHE_TTL_MS and a tick or two; the wait is ample.
+  await Promise.all(streams.map(async (s) => { await s.until(() => s.ended, 'the stream to end', 10 * (f.config.apiKeyCacheTtlMs + 1000)) }))
+  t.equal(streams.filter((s) => s.ended).length, streams.length, `all ${streams.length} streams ended`)
+  t.equal(await f.redis.exists(f.keys.authFailures('127.0.0.1' as ClientAddress)), 0, "no failed authentication counted against the streams' address")
+  const { key } = await f.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const response = await fetch(new URL(STATS, f.base), { headers: { 'x-api-key': key } })
+  t.equal(response.status, 200, 'a new, valid key from that address is served')
 })
 
 t.test('a key that expires while its stream is open: the stream ends', async (t) => {

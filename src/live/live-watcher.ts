@@ -64,6 +64,11 @@ export interface LiveWatcherOptions {
   keyChanges: () => Promise<string | null>
   /** After the counter moves, how long every stream's key is checked at each tick (the key cache's life and a tick). */
   keyRecheckMs: number
+  /**
+   * Called when the counter moves, before those checks: the key cache forgets what it holds, so
+   * a revoked key's streams end at the next tick, not a cache's life later.
+   */
+  onKeysChanged?: () => void
   clock: RedisClock
   /** A read or a version batch not answered this long after it was sent fails (and is tried again next tick). */
   commandTimeoutMs: number
@@ -238,7 +243,10 @@ export class LiveWatcher {
       await withDeadline(this.#options.versionOf(id), this.#options.commandTimeoutMs)))
     const changes = await keyChanges
     // (The first read too: a key may have changed between a stream's opening and it.)
-    if (changes !== undefined && changes.value !== this.#keyChanges) this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
+    if (changes !== undefined && changes.value !== this.#keyChanges) {
+      this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
+      this.#options.onKeysChanged?.()
+    }
     if (changes !== undefined) this.#keyChanges = changes.value
     const today = utcDay(this.#options.clock.now())
     const reads: Array<Promise<unknown>> = []

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { Counter, Gauge } from 'prom-client'
 import { LiveWatcher, TICK_MS, type TopicSpec } from '../live/live-watcher.js'
 import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
-import { InvalidApiKeyError, RateLimitedError } from '../errors.js'
+import { RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
 import { redisUnavailability } from '../redis/errors.js'
@@ -45,6 +45,7 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     versionOf: async (guildId) => await leaderboard.version(guildId),
     keyChanges: async () => await fastify.redisClient.get(fastify.keys.apiKeyChanges()),
     keyRecheckMs: config.apiKeyCacheTtlMs + TICK_MS,
+    onKeysChanged: () => { fastify.forgetApiKeys() },
     clock: redisClock,
     commandTimeoutMs: config.redisCommandTimeoutMs,
     keepAliveMs: config.streamKeepAliveMs,
@@ -109,17 +110,14 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     }
     watcher.subscribe(spec, stream, {
       charge: async () => (await fastify.quota(request, true)).admitted,
-      // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
+      // The key again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
       // after a key changed: a key revoked, rotated or moved off the server loses its streams.
+      // The service's own check, not the client's login: a refusal counts nothing against its
+      // address. Redis away rejects, and the stream goes on.
       expiresAt: request.apiKey?.expiresAtLocal ?? null,
       allowed: async () => {
-        try {
-          await fastify.authenticate(request)
-        } catch (err) {
-          if (err instanceof InvalidApiKeyError) return false
-          throw err // Redis away (a 503): the stream goes on
-        }
-        return request.apiKey !== null && keyCoversServer(request.apiKey, spec.guildId)
+        const key = await fastify.apiKeyNow(request)
+        return key !== null && keyCoversServer(key, spec.guildId)
       }
     })
     response.once('close', () => { watcher.unsubscribe(stream) })
