@@ -1,14 +1,18 @@
 // Live updates (server-sent events) against a real Redis: the first event at once with the
 // endpoint's ETag and exact body, a change as the next event, coalescing, Last-Event-ID,
-// keep-alive comments, the endpoints' errors, quota and the cap of streams per key.
+// keep-alive comments, the endpoints' errors, quota and the cap of streams per key, the end of a
+// revoked key's streams, and each stream's log line.
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { commandCalls, RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import type { Config } from '../src/config.js'
-import type { ClientAddress } from '../src/http/client-address.js'
+import { buildApp } from '../src/app.js'
+import { loggerOptions } from '../src/logger.js'
+import type { ClientAddress } from '../src/client-address.js'
 
 // The subtests run side by side: each app works under a key prefix of its own, and the two that
 // count Redis-wide commands (INFO commandstats) have a redis-server of their own.
@@ -170,6 +174,44 @@ t.test('quota: opening counts one request, and each minute (a sixtieth of the wi
   const refused = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
   t.equal(refused.status, 429, 'a new stream is refused while the key is past its limit')
   t.equal(JSON.parse(refused.body).code, 'rate_limited')
+})
+
+t.test('each stream is logged once, when it ends: route, duration, events sent, why it ended; its key id, never the key', async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const ctx = await buildTestApp(t, server.url, { apiKeyCacheTtlMs: 1000 })
+  const app = buildApp(ctx.config, { logger: { ...(loggerOptions('info') as object), stream } })
+  t.teardown(async () => { await app.close() })
+  await oneAtATime(async () => { await app.ready() })
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  await ctx.writer.awardXp({ guildId: GUILD, userId: '21', xp: 150, username: 'player 1' })
+  const closedLines = (): Array<Record<string, unknown>> => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'stream closed')
+
+  // Closed by its client after its first event and one change.
+  const { id: keyId, key } = await ctx.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const watched = await SseReader.open(t, base, `${STATS}/stream`, { 'x-api-key': key, 'x-request-id': 'watched-1' })
+  await watched.event(0)
+  await ctx.writer.awardXp({ guildId: GUILD, userId: '22', xp: 10 })
+  await watched.event(1)
+  watched.close()
+  for (let i = 0; closedLines().length === 0 && i < 200; i++) await sleep(25)
+  const [byClient] = closedLines()
+  t.match(byClient, {
+    level: 30, reqId: 'watched-1', url: `${STATS}/stream`, route: '/api/v1/servers/:guild_id/stats/stream', ms: Number, ip: '127.0.0.1', guild: GUILD, keyId, events: 2, reason: 'client_closed'
+  }, 'closed by its client: two events sent')
+  t.ok(Number(byClient?.ms) > 0, `open ${String(byClient?.ms)} ms`)
+
+  // Ended by the service: its key revoked.
+  const revoked = await ctx.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const refused = await SseReader.open(t, base, `${STATS}/stream`, { 'x-api-key': revoked.key, 'x-request-id': 'watched-2' })
+  await refused.event(0)
+  await ctx.apiKeys.revoke(revoked.id)
+  await refused.until(() => refused.ended, 'the stream to end', 10 * (ctx.config.apiKeyCacheTtlMs + 1000))
+  for (let i = 0; closedLines().length < 2 && i < 200; i++) await sleep(25)
+  t.match(closedLines().find((l) => l.reqId === 'watched-2'), { keyId: revoked.id, events: 1, reason: 'key_refused' }, 'ended for its revoked key')
+  t.equal(closedLines().length, 2, 'one line per stream')
+  const log = lines.join('')
+  t.notOk(log.includes(key) || log.includes(revoked.key), 'no key in the logs')
 })
 
 t.test('a key revoked while its stream is open: the stream ends within API_KEY_CACHE_TTL_MS and a tick', async (t) => {
