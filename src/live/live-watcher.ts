@@ -82,8 +82,9 @@ export interface LiveWatcherOptions {
   /** After the counter moves, how long every stream's key is checked at each tick (the key cache's life and a tick). */
   keyRecheckMs: number
   /**
-   * Called when the counter moves, before those checks: the key cache forgets what it holds, so
-   * a revoked key's streams end at the next tick, not a cache's life later.
+   * Called when the counter moves (not at its first read), before every stream's key is checked
+   * at once (then at each tick for keyRecheckMs): the key cache forgets what it holds, so a
+   * revoked key's streams end as soon as the move is read, not a cache's life later.
    */
   onKeysChanged?: () => void
   clock: RedisClock
@@ -269,7 +270,12 @@ export class LiveWatcher {
     // (The first read too: a key may have changed between a stream's opening and it.)
     if (changes !== undefined && changes.value !== this.#keyChanges) {
       this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
-      this.#options.onKeysChanged?.()
+      if (this.#keyChanges !== undefined) { // a change seen, not the first read
+        this.#options.onKeysChanged?.()
+        // At once, not only at the ticks of the window (which a busy instance may reach late):
+        // the cache is empty now, so the keys are looked up afresh.
+        for (const [stream, subscription] of this.#subscriptions) this.#checkKey(stream, subscription)
+      }
     }
     if (changes !== undefined) this.#keyChanges = changes.value
     const today = utcDay(this.#options.clock.now())
@@ -310,9 +316,14 @@ export class LiveWatcher {
         stream.nextChargeAt += this.#options.chargeEveryMs
         subscription.charge().then((ok) => { if (!ok) this.#close(stream, 'quota') }, () => {})
       }
-      if (recheck || charge) subscription.allowed().then((ok) => { if (!ok) this.#close(stream, 'key_refused') }, () => {})
+      if (recheck || charge) this.#checkKey(stream, subscription)
     }
     if (sent > 0) this.#options.onEventsSent?.(sent)
+  }
+
+  /** The stream's key checked again: refused, the stream ends; Redis away, it goes on. */
+  #checkKey (stream: SseStream, subscription: Subscription): void {
+    subscription.allowed().then((ok) => { if (!ok) this.#close(stream, 'key_refused') }, () => {})
   }
 
   #close (stream: SseStream, reason: StreamEndReason): void {
