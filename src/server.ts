@@ -49,8 +49,10 @@ app.log.info({ ioredisGcFix: gcFix }, gcFix.applied
 if (localRedis !== undefined) app.register(demoPagePlugin)
 let demoBot: { stop: () => void } | undefined
 // The write API, on its own listener when ADMIN_PORT is set: the public port never serves a write.
-// Its requests are measured in the API's metrics (METRICS_PORT), which exist once the API is ready.
-const admin = config.adminPort === undefined ? undefined : buildAdminApp(config, {}, () => app.metricsRegistry)
+// With METRICS_PORT, its requests are measured in the API's metrics, which exist once the API is ready.
+const admin = config.adminPort === undefined
+  ? undefined
+  : buildAdminApp(config, {}, config.metricsPort === undefined ? undefined : () => app.metricsRegistry)
 
 /**
  * After the drain, how long requests in flight get to finish before the process gives up and
