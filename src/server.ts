@@ -14,6 +14,7 @@ import { prepareDemo } from './demo/prepare-demo.js'
 import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
+import { installIoredisGcFix } from './redis/ioredis-gc-fix.js'
 
 function fail (message: string): never {
   process.stderr.write(`error: ${message}\n`)
@@ -28,6 +29,10 @@ try {
   throw err
 }
 
+// This process is the service's own: ioredis's per-command objects are made young here (before
+// any client exists), not in a process that merely imports the library (see the module).
+const gcFix = installIoredisGcFix()
+
 const DEMO_DIR = '.data'
 const demoState = config.redisUrl === undefined ? readDemoState(DEMO_DIR) : undefined
 const localRedis = demoState !== undefined
@@ -37,11 +42,17 @@ if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
 
 // Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
 const app = buildApp(config)
+app.log.info({ ioredisGcFix: gcFix }, gcFix.applied
+  ? 'ioredis young-collection fix applied'
+  : `ioredis young-collection fix not applied (${gcFix.reason ?? ''}): correct, with longer young-collection pauses`)
 // The demo's live leaderboard page at / (and its simulated bot, started below).
 if (localRedis !== undefined) app.register(demoPagePlugin)
 let demoBot: { stop: () => void } | undefined
 // The write API, on its own listener when ADMIN_PORT is set: the public port never serves a write.
-const admin = config.adminPort === undefined ? undefined : buildAdminApp(config)
+// With METRICS_PORT, its requests are measured in the API's metrics, which exist once the API is ready.
+const admin = config.adminPort === undefined
+  ? undefined
+  : buildAdminApp(config, {}, config.metricsPort === undefined ? undefined : () => app.metricsRegistry)
 
 /**
  * After the drain, how long requests in flight get to finish before the process gives up and

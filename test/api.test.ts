@@ -392,9 +392,11 @@ t.test("a request's line, written as one string, is the line pino writes for the
   }
   const [pinos, ours] = [capture(), capture()]
   const cases: RequestLine[] = [
-    { reqId: 'req-1', method: 'GET', url: `/api/v1/servers/${GUILD}/stats`, route: '/api/v1/servers/:guild_id/stats', statusCode: 200, code: undefined, ms: 1.25, ip: '127.0.0.1', guild: GUILD, keyId: 'abc' },
+    { reqId: 'req-1', method: 'GET', url: `/api/v1/servers/${GUILD}/stats`, route: '/api/v1/servers/:guild_id/stats', statusCode: 200, code: undefined, ms: 1.25, ip: '127.0.0.1', guild: GUILD, keyId: 'abc', tokenId: undefined },
+    // A write over the write API: a token's id, no key.
+    { reqId: 'req-3', method: 'POST', url: `/admin/v1/servers/${GUILD}/awards`, route: '/admin/v1/servers/:guild_id/awards', statusCode: 200, code: undefined, ms: 2.5, ip: '127.0.0.1', guild: GUILD, keyId: undefined, tokenId: '0123456789abcdef' },
     // Before routing or authentication: no route, a raw (decoded) guild id, no key.
-    { reqId: 'r"2\\', method: 'GET', url: '/x?q="\\\u2028', route: undefined, statusCode: 401, code: 'missing_api_key', ms: 0, ip: '::1', guild: 'a"b\\c\u2028é\n', keyId: undefined }
+    { reqId: 'r"2\\', method: 'GET', url: '/x?q="\\\u2028', route: undefined, statusCode: 401, code: 'missing_api_key', ms: 0, ip: '::1', guild: 'a"b\\c\u2028é\n', keyId: undefined, tokenId: undefined }
   ]
   for (const line of cases) {
     pinos.logger.info(line, 'request')
@@ -403,7 +405,7 @@ t.test("a request's line, written as one string, is the line pino writes for the
   t.equal(ours.text(), '', 'written at the end of the turn')
   await sleep(10)
   const [expectedLines, writtenLines] = [pinos.text().split('\n'), ours.text().split('\n')]
-  t.equal(writtenLines.length, 3, 'two lines, each ending in a newline')
+  t.equal(writtenLines.length, 4, 'three lines, each ending in a newline')
   t.equal(writtenLines.at(-1), '')
   for (let i = 0; i < cases.length; i++) {
     const [expected, written] = [expectedLines[i] ?? '', writtenLines[i] ?? '']

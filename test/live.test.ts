@@ -1,13 +1,18 @@
 // Live updates (server-sent events) against a real Redis: the first event at once with the
 // endpoint's ETag and exact body, a change as the next event, coalescing, Last-Event-ID,
-// keep-alive comments, the endpoints' errors, quota and the cap of streams per key.
+// keep-alive comments, the endpoints' errors, quota and the cap of streams per key, the end of a
+// revoked key's streams, and each stream's log line.
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { commandCalls, RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import type { Config } from '../src/config.js'
+import { buildApp } from '../src/app.js'
+import { loggerOptions } from '../src/logger.js'
+import type { ClientAddress } from '../src/client-address.js'
 
 // The subtests run side by side: each app works under a key prefix of its own, and the two that
 // count Redis-wide commands (INFO commandstats) have a redis-server of their own.
@@ -173,6 +178,44 @@ t.test('quota: opening counts one request, and each minute (a sixtieth of the wi
   t.equal(JSON.parse(refused.body).code, 'rate_limited')
 })
 
+t.test('each stream is logged once, when it ends: route, duration, events sent, why it ended; its key id, never the key', async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const ctx = await buildTestApp(t, server.url, { apiKeyCacheTtlMs: 1000 })
+  const app = buildApp(ctx.config, { logger: { ...(loggerOptions('info') as object), stream } })
+  t.teardown(async () => { await app.close() })
+  await oneAtATime(async () => { await app.ready() })
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  await ctx.writer.awardXp({ guildId: GUILD, userId: '21', xp: 150, username: 'player 1' })
+  const closedLines = (): Array<Record<string, unknown>> => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'stream closed')
+
+  // Closed by its client after its first event and one change.
+  const { id: keyId, key } = await ctx.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const watched = await SseReader.open(t, base, `${STATS}/stream`, { 'x-api-key': key, 'x-request-id': 'watched-1' })
+  await watched.event(0)
+  await ctx.writer.awardXp({ guildId: GUILD, userId: '22', xp: 10 })
+  await watched.event(1)
+  watched.close()
+  for (let i = 0; closedLines().length === 0 && i < 200; i++) await sleep(25)
+  const [byClient] = closedLines()
+  t.match(byClient, {
+    level: 30, reqId: 'watched-1', url: `${STATS}/stream`, route: '/api/v1/servers/:guild_id/stats/stream', ms: Number, ip: '127.0.0.1', guild: GUILD, keyId, events: 2, reason: 'client_closed'
+  }, 'closed by its client: two events sent')
+  t.ok(Number(byClient?.ms) > 0, `open ${String(byClient?.ms)} ms`)
+
+  // Ended by the service: its key revoked.
+  const revoked = await ctx.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const refused = await SseReader.open(t, base, `${STATS}/stream`, { 'x-api-key': revoked.key, 'x-request-id': 'watched-2' })
+  await refused.event(0)
+  await ctx.apiKeys.revoke(revoked.id)
+  await refused.until(() => refused.ended, 'the stream to end', 10 * (ctx.config.apiKeyCacheTtlMs + 1000))
+  for (let i = 0; closedLines().length < 2 && i < 200; i++) await sleep(25)
+  t.match(closedLines().find((l) => l.reqId === 'watched-2'), { keyId: revoked.id, events: 1, reason: 'key_refused' }, 'ended for its revoked key')
+  t.equal(closedLines().length, 2, 'one line per stream')
+  const log = lines.join('')
+  t.notOk(log.includes(key) || log.includes(revoked.key), 'no key in the logs')
+})
+
 t.test('a key revoked while its stream is open: the stream ends within API_KEY_CACHE_TTL_MS and a tick', async (t) => {
   const f = await serve(t, { apiKeyCacheTtlMs: 1000 })
   const { id, key } = await f.apiKeys.create({ guildId: GUILD, plan: 'professional' })
@@ -182,6 +225,27 @@ t.test('a key revoked while its stream is open: the stream ends within API_KEY_C
   await stream.until(() => stream.ended, 'the stream to end', 5000)
   const refused = await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key })
   t.equal(refused.status, 401, 'and the key opens no other')
+})
+
+t.test("re-checking open streams' keys is the service's own doing: 7 keys revoked with 5 streams each from one address all end, and the address is not locked out", async (t) => {
+  // More streams than the address may fail authentications (AUTH_FAILURE_LIMIT, 30 by default):
+  // counted as failed logins, the re-checks locked the address out, and the streams whose
+  // re-check was refused by the lockout were taken for Redis away and stayed open.
+  const f = await serve(t, { apiKeyCacheTtlMs: 1000 })
+  t.ok(7 * f.config.maxStreamsPerKey > f.config.authFailureLimit, `${7 * f.config.maxStreamsPerKey} streams, ${f.config.authFailureLimit} failures allowed`)
+  const made = await Promise.all(Array.from({ length: 7 }, async () => await f.apiKeys.create({ guildId: GUILD, plan: 'professional' })))
+  const streams = (await Promise.all(made.map(async ({ key }) => await Promise.all(
+    Array.from({ length: f.config.maxStreamsPerKey }, async () => await SseReader.open(t, f.base, `${STATS}/stream`, { 'x-api-key': key }))
+  )))).flat()
+  await Promise.all(streams.map(async (s) => await s.event(0)))
+  for (const { id } of made) await f.apiKeys.revoke(id)
+  // A key revoked is refused within API_KEY_CACHE_TTL_MS and a tick or two; the wait is ample.
+  await Promise.all(streams.map(async (s) => { await s.until(() => s.ended, 'the stream to end', 10 * (f.config.apiKeyCacheTtlMs + 1000)) }))
+  t.equal(streams.filter((s) => s.ended).length, streams.length, `all ${streams.length} streams ended`)
+  t.equal(await f.redis.exists(f.keys.authFailures('127.0.0.1' as ClientAddress)), 0, "no failed authentication counted against the streams' address")
+  const { key } = await f.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const response = await fetch(new URL(STATS, f.base), { headers: { 'x-api-key': key } })
+  t.equal(response.status, 200, 'a new, valid key from that address is served')
 })
 
 t.test('a key that expires while its stream is open: the stream ends', async (t) => {

@@ -176,21 +176,32 @@ t.test('a port taken for METRICS_PORT stops the start with one line that names M
   t.match(run.stderr(), new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port} for metrics \\(METRICS_PORT\\): listen EADDRINUSE[^\\n]*\\n$`))
 })
 
-t.test('with ADMIN_PORT the process serves the write API there (and only there), and both listeners close on SIGTERM', async (t) => {
+t.test('with ADMIN_PORT the process serves the write API there (and only there), logs and measures its requests, and both listeners close on SIGTERM', async (t) => {
   const redis = await RedisServer.start()
   t.teardown(async () => { await redis.close() })
-  const [port, adminPort] = [await freePort(), await freePort()]
-  const run = startServer(t, tempDir(t), { REDIS_URL: redis.url, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info' })
+  const [port, adminPort, metricsPort] = [await freePort(), await freePort(), await freePort()]
+  const run = startServer(t, tempDir(t), { REDIS_URL: redis.url, PORT: String(port), ADMIN_PORT: String(adminPort), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info' })
   const client = createRedis({ url: redis.url, offlineQueue: true })
   t.teardown(() => { client.disconnect() })
-  const { token } = await new TokenStore(client, new KeyBuilder()).create({ name: 'server test', scopes: ['write'] })
+  const { id: tokenId, token } = await new TokenStore(client, new KeyBuilder()).create({ name: 'server test', scopes: ['write'] })
   await waitFor(new RegExp(`listening at http://127\\.0\\.0\\.1:${adminPort}`), run.stdout, run.exited)
   const award = async (at: number) => await fetch(`http://127.0.0.1:${at}/admin/v1/servers/1/awards`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"awards":[{"user_id":"2","xp":5}]}'
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-request-id': `award-${at}` }, body: '{"awards":[{"user_id":"2","xp":5}]}'
   })
   t.equal((await award(adminPort)).status, 200)
   t.equal((await award(port)).status, 404, 'not on the public port')
+
+  const lines = (): Array<Record<string, unknown>> => run.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+  await waitFor(new RegExp(`"reqId":"award-${adminPort}"`), run.stdout, run.exited)
+  t.match(lines().find((l) => l.reqId === `award-${adminPort}`), { route: '/admin/v1/servers/:guild_id/awards', statusCode: 200, guild: '1', tokenId },
+    "the write's line carries its token's id")
   t.notOk(run.stdout().includes(token.slice(4)), 'the token is never logged')
+  const started = lines().filter((l) => l.ioredisGcFix !== undefined)
+  t.same(started.map((l) => l.ioredisGcFix), [{ applied: true, ioredisVersion: '5.11.1' }], 'one line at start: the ioredis young-collection fix applied')
+
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  t.match(metrics, /^http_request_duration_seconds_count\{method="POST",route="\/admin\/v1\/servers\/:guild_id\/awards",status_code="200"\} 1$/m,
+    'the write has its series in http_request_duration_seconds')
   run.child.kill('SIGTERM')
   t.equal(await run.exited, 0)
 })
