@@ -1,6 +1,7 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { RedisClient } from '../src/redis/client.js'
 
@@ -48,4 +49,14 @@ export async function redisCpuUs (redis: RedisClient): Promise<number> {
   const info = await redis.info('cpu')
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
   return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+/** A process's CPU so far (user + system), ms, from /proc (Linux; NaN elsewhere). */
+export function processCpuMs (pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+  } catch {
+    return NaN
+  }
 }
