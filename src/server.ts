@@ -8,6 +8,7 @@ import closeWithGrace from 'close-with-grace'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from './app.js'
 import { buildAdminApp } from './admin/admin-app.js'
+import { CLOSE_GRACE_MS } from './pipeline/lifecycle.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
@@ -58,13 +59,6 @@ let demoBot: { stop: () => void } | undefined
 const admin = config.adminPort === undefined
   ? undefined
   : buildAdminApp(config, {}, config.metricsPort === undefined ? undefined : () => app.metricsRegistry)
-
-/**
- * After the drain, how long requests in flight get to finish before the process gives up and
- * exits 1. Requests are bounded by REDIS_COMMAND_TIMEOUT_MS, so this is ample; with the
- * default drain of 5 s the exit comes well within Docker's 10 s stop grace.
- */
-const CLOSE_GRACE_MS = 4000
 
 /** Plain text for the person at the demo's terminal (the JSON log lines are for machines). */
 function say (...lines: string[]): void {
