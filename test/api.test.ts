@@ -176,14 +176,19 @@ t.test('a revoked key is refused within 5 s on an instance that cached it', asyn
   const url = `/api/v1/servers/${GUILD}/stats`
   t.equal((await get(app, url, created.key)).status, 200, 'the key is now cached')
   await apiKeys.revoke(created.id)
+  // Every request sent once the cached lookup has expired is refused: the last one admitted was
+  // sent within the cache's lifetime of the revocation, however slowly the requests came back.
   const start = Date.now()
+  let lastAdmittedSentAfter = 0
   let status = 200
-  while (status === 200 && Date.now() - start < 6000) {
+  while (status === 200) {
+    const sentAfter = Date.now() - start
     status = (await get(app, url, created.key)).status
+    if (status === 200) lastAdmittedSentAfter = sentAfter
     if (status === 200) await sleep(100)
   }
   t.equal(status, 401)
-  t.ok(Date.now() - start < 5000, `refused after ${Date.now() - start} ms`)
+  t.ok(lastAdmittedSentAfter < 3000, `the last request admitted was sent ${lastAdmittedSentAfter} ms after the revocation, within API_KEY_CACHE_TTL_MS (3 s; 5 s at most)`)
 })
 
 t.test('a cached key still expires on time', async (t) => {

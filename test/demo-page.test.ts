@@ -30,7 +30,7 @@ t.test('the demo page renders the top 10 live and shows a change without a reloa
   t.match(response?.headers()['content-security-policy'], /script-src 'self' 'sha256-/, 'with its own CSP, allowing its scripts by hash')
 
   // (Strings: they run in the page, and this project's TypeScript has no DOM types.)
-  await page.waitForFunction("document.querySelectorAll('#rows tr').length === 10", { timeout: 30_000 })
+  await page.waitForFunction("document.querySelectorAll('#rows tr').length === 10", { timeout: 0 }) // as long as the machine takes (the file's guard bounds it)
   const rows = async (): Promise<string[]> => await page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.textContent ?? ''))
   const first = await rows()
   t.equal(first.length, 10, 'the top 10 is rendered from the stream')
@@ -41,7 +41,7 @@ t.test('the demo page renders the top 10 live and shows a change without a reloa
   await page.waitForFunction(`(() => {
     const now = [...document.querySelectorAll('#rows tr')].map((tr) => tr.textContent)
     return now.length === 10 && now.join('|') !== ${JSON.stringify(first.join('|'))}
-  })()`, { timeout: 30_000 })
+  })()`, { timeout: 0 }) // as long as the machine takes (the file's guard bounds it)
   t.not((await rows()).join('|'), first.join('|'), 'a change arrived')
   t.equal(await page.evaluate('window.marker'), 'same page', 'without a reload')
   t.same(problems, [], 'no console errors (no CSP violation)')
