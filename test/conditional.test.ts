@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { Redis } from 'ioredis'
-import { RedisServer } from './helpers/redis-server.js'
+import { monitorOf, RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { COMPRESSED_FORM_OVERHEAD, ENTRY_OVERHEAD, ResponseCache } from '../src/http/response-cache.js'
 import { entityTag, matchingTag } from '../src/http/etag.js'
@@ -203,7 +203,7 @@ function scriptSha (name: string): string {
 /** Runs `work` and counts the EVALSHA calls of the script `sha` the Redis at `redisUrl` received meanwhile (MONITOR). */
 async function scriptCalls (redisUrl: string, sha: string, work: () => Promise<void>): Promise<number> {
   const marker = new Redis(redisUrl)
-  const monitor = await marker.monitor() // a connection of its own
+  const monitor = await monitorOf(marker)
   const end = `end of work ${process.pid} ${Date.now()}`
   let calls = 0
   const seenEnd = new Promise<void>((resolve) => {

@@ -138,6 +138,22 @@ export async function redisFixture (t: Test, prefix: string): Promise<{ server: 
 }
 
 /** Calls of `command` (lower case, as `get` or `evalsha`) the server behind `client` has served so far (INFO commandstats). */
+/**
+ * A connection of its own to `client`'s server, in MONITOR mode. ioredis's own monitor() fails
+ * when Redis's OK to MONITOR and the first line it feeds come in one read, which a busy server
+ * does at times: it takes that line for a reply ("Command queue state error") and rejects. The
+ * line is of a command run before the caller's work, so it is dropped here, and the connection kept.
+ */
+export async function monitorOf (client: Redis): Promise<Redis> {
+  const monitor = client.duplicate({ monitor: true, lazyConnect: true })
+  await new Promise<void>((resolve, reject) => {
+    monitor.on('error', (err: Error) => { if (!err.message.startsWith('Command queue state error')) reject(err) })
+    monitor.once('monitoring', resolve)
+    monitor.connect().catch(reject)
+  })
+  return monitor
+}
+
 export async function commandCalls (client: Redis, command: string): Promise<number> {
   return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await client.info('commandstats'))?.[1] ?? 0)
 }
