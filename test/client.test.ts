@@ -150,7 +150,8 @@ async function spend (c: LeaderboardClient): Promise<void> {
 t.test('a 429 with retry-after is waited out and retried', async (t) => {
   const { seen: { result, statuses } } = await inFittingWindow(1000, async (windowMs) => {
     const { client, sent } = await serve(t, tinyPlan(windowMs))
-    const c = client()
+    // Its wait for a retry-after as long as the window (10 s by default).
+    const c = client({ maxRetryWaitMs: 2 * windowMs })
     const began = performance.now()
     await spend(c)
     const result = await c.stats(GUILD)
@@ -199,7 +200,7 @@ t.test('the contract\'s errors throw LeaderboardApiError with their status and c
 t.test('a signal aborts the request, and a retry wait, with its reason', async (t) => {
   const { seen: { early, late, statuses } } = await inFittingWindow(1000, async (windowMs) => {
     const { client, sent } = await serve(t, tinyPlan(windowMs))
-    const c = client()
+    const c = client({ maxRetryWaitMs: 2 * windowMs })
     const early = await c.stats(GUILD, { signal: AbortSignal.abort(new Error('already gone')) }).then(() => null, (err: unknown) => err)
     const began = performance.now()
     await spend(c)

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
 import { burnEveryCore } from './helpers/cpu-burners.js'
+import { BUSY_SHARE, LoopWindow, ON_CPU_SHARE } from '../src/pipeline/shedding.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -34,15 +35,34 @@ t.test('an overloaded instance sheds requests with 503 and retry-after, keeps /h
     while (performance.now() < end);
   }, 100)
   t.teardown(() => { clearInterval(hog) })
+  // That work is the instance's load while the host lets it run: the loop busy, and on a CPU
+  // ON_CPU_SHARE of that time at least. A machine whose other processes take the cores leaves it
+  // waiting instead, and then nothing is to be shed. This process's figures, second by second,
+  // tell which one the test got: shed within three seconds of its own work, or never while the
+  // host starves it.
+  const figures = new LoopWindow()
+  t.teardown(() => { figures.stop() })
+  let ownSeconds = 0
+  let starvedSeconds = 0
+  let secondEnds = performance.now() + 1000
   let shed = await stats()
-  for (const deadline = Date.now() + 15_000; shed.statusCode !== 503 && Date.now() < deadline;) {
+  while (shed.statusCode !== 503 && ownSeconds < 3 && !(ownSeconds === 0 && starvedSeconds >= 10)) {
     await sleep(50)
     shed = await stats()
+    if (performance.now() < secondEnds) continue
+    const { busy, onCpu } = figures.take()
+    if (busy >= BUSY_SHARE && onCpu >= ON_CPU_SHARE) ownSeconds++
+    else starvedSeconds++
+    secondEnds = performance.now() + 1000
   }
-  t.equal(shed.statusCode, 503, 'requests are shed once the mean event-loop delay passes the threshold, the loop busy with the instance\'s work')
-  t.same(shed.json(), { statusCode: 503, error: 'Service Unavailable', code: 'service_unavailable', message: 'this instance is overloaded; retry in 2 s' },
-    "in the contract's shape")
-  t.equal(shed.headers['retry-after'], '2', 'with retry-after')
+  if (shed.statusCode !== 503 && ownSeconds === 0) {
+    t.equal(shed.statusCode, 200, `for ${starvedSeconds} s the host gave the busy loop under ${ON_CPU_SHARE * 100}% of a CPU: nothing is shed (the overload itself not checked on this run)`)
+  } else {
+    t.equal(shed.statusCode, 503, `requests are shed once the mean event-loop delay passes the threshold, the loop busy with the instance's work (${ownSeconds} s of it)`)
+    t.same(shed.json(), { statusCode: 503, error: 'Service Unavailable', code: 'service_unavailable', message: 'this instance is overloaded; retry in 2 s' },
+      "in the contract's shape")
+    t.equal(shed.headers['retry-after'], '2', 'with retry-after')
+  }
   const health = await app.inject({ url: '/healthz' })
   t.equal(health.statusCode, 200, '/healthz is not shed: the instance is alive, only busy')
 

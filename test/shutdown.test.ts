@@ -94,8 +94,8 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
   // in-flight request took more than a quarter of it (inFittingWindow runs it again).
   const { windowMs: drainMs, seen } = await inFittingWindow(DRAIN_MS, async (drainMs) => {
     const { redisServer, key, child, exited, port, output } = await startServer(t, {
-      // A request held up by the slow Redis below must wait for it, not time out.
-      REDIS_COMMAND_TIMEOUT_MS: '10000'
+      // A request held up by the paused Redis below must wait for it, not time out.
+      REDIS_COMMAND_TIMEOUT_MS: String(drainMs + 10_000)
     }, drainMs)
     const headers = { 'x-api-key': key }
     const before = { stats: (await get(port, STATS, false, headers)).status, readyz: (await get(port, '/readyz', false)).status }
@@ -133,15 +133,12 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
     while (outcomes.filter((o) => o.sentAt > readyz503At).length < 6) await sleep(10)
     load.running = false
     await Promise.all(workers)
-    // Redis now stalls until a second after the drain ends (a script spinning), so the next
-    // request is still in flight when the close begins.
-    const spinner = new Redis(redisServer.url)
-    t.teardown(() => { spinner.disconnect() })
-    const spinUs = Math.max(0, drainMs - since() + 1000) * 1000
-    const spin = spinner.eval(
-      `local t0 = redis.call('TIME') while true do local t = redis.call('TIME') if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > ${Math.round(spinUs)} then break end end return 1`,
-      0)
-    await sleep(200)
+    // Redis now holds every client's commands until a second after the drain ends (CLIENT PAUSE:
+    // a script spinning that long would be answered BUSY past 5 s), so the next request is still
+    // in flight when the close begins.
+    const pauser = new Redis(redisServer.url)
+    t.teardown(() => { pauser.disconnect() })
+    await pauser.call('CLIENT', 'PAUSE', String(Math.round(Math.max(0, drainMs - since()) + 1000)), 'ALL')
     const inFlightSentAt = since()
     const request = { done: false }
     const inFlight = get(port, STATS, false, headers).finally(() => { request.done = true })
@@ -153,7 +150,6 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
     }
     const refusedWhileInFlight = !request.done
     const finished = await inFlight
-    await spin
     const code = await exited
     await idleClosed
     return {

@@ -7,11 +7,12 @@
 // stays low while requests queue, because the waiting happens in socket buffers and in Redis
 // round trips, not in the loop (docs/benchmarks-history.md).
 //
-// The event loop counts only when it was late and busy: a loop that is late while mostly idle is
-// waiting for a CPU that the host gives to other processes, which refusing requests does not give
-// back. And it counts only from the moment the instance listens: the work of its own start
-// (loading and compiling code, connecting, the demo's seeding) is not load from its traffic, and
-// its first requests must not be refused for it.
+// The event loop counts only when it was late and busy with the instance's own work: a loop that
+// is late while mostly idle, or busy mostly waiting for a CPU in the middle of its callbacks (a
+// machine whose other processes take the cores), waits for a CPU that the host gives to others,
+// which refusing requests does not give back. And it counts only from the moment the instance
+// listens: the work of its own start (loading and compiling code, connecting, the demo's
+// seeding) is not load from its traffic, and its first requests must not be refused for it.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
@@ -38,15 +39,28 @@ const SAMPLE_MS = 1000
 /** The delay monitor's timer (ms): a delay is counted past it. */
 const RESOLUTION_MS = 10
 /**
- * The share of a window the loop must have spent running the instance's code for its delay to
- * count. Below it the loop had room, and its delay was the wait for a CPU the host gave to others.
+ * The share of a window the loop must have been busy (in a callback, not waiting for I/O) for its
+ * delay to count. Below it the loop had room, and its delay was the wait for a CPU the host gave
+ * to others.
  */
 export const BUSY_SHARE = 0.9
+/**
+ * The share of the loop's busy time the process must have spent on a CPU (its CPU time against
+ * the busy time) for that busy time to be the instance's work. On a machine whose cores other
+ * processes take, a callback's wall time is mostly a wait for a CPU: at a load average of 30 on
+ * two cores, an instance doing little showed a loop 90% busy and late, on a CPU 1 to 12% of that
+ * time; a loop busy with its own work beside a CPU burner on each core, 30% and more.
+ */
+export const ON_CPU_SHARE = 0.25
 
-/** The event loop over windows: its mean delay past the resolution, and the share of the window it was busy. */
-class LoopWindow {
+/**
+ * The event loop over windows: its mean delay past the resolution, the share of the window it was
+ * busy, and the share of that busy time the process ran on a CPU.
+ */
+export class LoopWindow {
   readonly #delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
   #since = performance.eventLoopUtilization()
+  #cpu = process.cpuUsage()
 
   constructor () {
     this.#delay.enable()
@@ -56,18 +70,23 @@ class LoopWindow {
   restart (): void {
     this.#delay.reset()
     this.#since = performance.eventLoopUtilization()
+    this.#cpu = process.cpuUsage()
   }
 
   /** The figures of the window since the last call (or restart), and a new window. */
-  take (): { delayMs: number, busy: number } {
+  take (): { delayMs: number, busy: number, onCpu: number } {
     const mean = this.#delay.mean / 1e6
     // No sample at all: the loop was held for the whole window.
     const delayMs = Number.isNaN(mean) ? Infinity : Math.max(0, mean - RESOLUTION_MS)
     const now = performance.eventLoopUtilization()
-    const busy = performance.eventLoopUtilization(now, this.#since).utilization
+    const { utilization: busy, active: activeMs } = performance.eventLoopUtilization(now, this.#since)
+    // The process's CPU time: its other threads' (GC helpers) too, a small share beside the loop's.
+    const { user, system } = process.cpuUsage(this.#cpu)
+    const onCpu = activeMs > 0 ? (user + system) / 1000 / activeMs : 0
     this.#delay.reset()
     this.#since = now
-    return { delayMs, busy }
+    this.#cpu = process.cpuUsage()
+    return { delayMs, busy, onCpu }
   }
 
   stop (): void {
@@ -87,12 +106,12 @@ export default fp(async function sheddingPlugin (fastify: FastifyInstance) {
     let timer: NodeJS.Timeout | undefined
     const sample = (): void => {
       const was = sampled
-      const { delayMs, busy } = loop?.take() ?? { delayMs: 0, busy: 0 }
-      if (maxEventLoopDelayMs > 0 && delayMs > maxEventLoopDelayMs && busy >= BUSY_SHARE) sampled = 'event_loop_delay'
+      const { delayMs, busy, onCpu } = loop?.take() ?? { delayMs: 0, busy: 0, onCpu: 0 }
+      if (maxEventLoopDelayMs > 0 && delayMs > maxEventLoopDelayMs && busy >= BUSY_SHARE && onCpu >= ON_CPU_SHARE) sampled = 'event_loop_delay'
       else if (maxHeapUsedBytes > 0 && getHeapStatistics().used_heap_size > maxHeapUsedBytes) sampled = 'heap'
       else sampled = null
       if (sampled !== was) {
-        const figures = { reason: sampled ?? was, delayMs: Math.round(delayMs), busyPercent: Math.round(busy * 100) }
+        const figures = { reason: sampled ?? was, delayMs: Math.round(delayMs), busyPercent: Math.round(busy * 100), onCpuPercent: Math.round(onCpu * 100) }
         if (sampled !== null) fastify.log.warn(figures, 'load shedding: every request is refused 503 until the next sample')
         else fastify.log.info(figures, 'load shedding ended')
       }
