@@ -215,22 +215,23 @@ async function evenClient (key: string, limit: number, windowMs: number, perWind
 t.test('a client spreading requests evenly at 95% of its limit (200 per 4 s) is never refused over 3 windows', async (t) => {
   const limit = 200
   // 4 s windows: a process descheduled for a few hundred ms on a loaded machine loses a smaller
-  // share of the window. The margin: at most 190 requests in the span the limiter counts (4.1 s),
-  // plus the IN_FLIGHT that slow answers may let Redis run together, stays under 200.
-  const windowMs = 4000
+  // share of the window. The margin: at most 190 requests in the span the limiter counts (the
+  // window and a slice), plus the IN_FLIGHT that slow answers may let Redis run together, stays
+  // under 200.
   const perWindow = Math.floor(0.95 * limit)
   const total = 3 * perWindow
   // On a loaded machine late timers and slow round trips can hold the client well below 95%,
-  // where passing proves little: such a run still must not be refused, and is run again (up to
-  // three times) until one comes near the limit.
-  let busiest = 0
-  for (let attempt = 1; attempt <= 3 && busiest < 0.8 * limit; attempt++) {
+  // where passing proves little: such a run still must not be refused, and is run again in longer
+  // windows (the same 190 a window, further apart) until one comes near the limit (80% of it in
+  // some window).
+  const refusals: string[] = []
+  const { windowMs, seen: busiest } = await inFittingWindow(4000, async (windowMs) => {
     const { sentAt, refusedAt } = await evenClient(newKey(), limit, windowMs, perWindow, total)
-    const runBusiest = busiestSpan(sentAt, windowMs)
-    t.same(refusedAt, [], `run ${attempt}: none of ${total} evenly spaced requests refused (busiest ${windowMs} ms: ${runBusiest} requests)`)
-    busiest = Math.max(busiest, runBusiest)
-  }
-  t.ok(busiest >= 0.8 * limit, `the client did run near 95% of its limit (busiest ${windowMs} ms: ${busiest} of ${limit})`)
+    const busiest = busiestSpan(sentAt, windowMs)
+    if (refusedAt.length > 0) refusals.push(`${windowMs} ms windows: ${refusedAt.length} refused (busiest window: ${busiest} requests)`)
+    return { workMs: windowMs / 4 * (0.8 * limit) / Math.max(1, busiest), seen: busiest }
+  })
+  t.same(refusals, [], `none of the ${total} evenly spaced requests refused, in any run (near the limit in ${windowMs} ms windows: ${busiest} of ${limit} in the busiest)`)
 })
 
 t.test('the reset of a refusal is when one more is admitted: sleeping it (exactly, or rounded up to whole seconds) admits the next hit', async (t) => {
@@ -290,15 +291,16 @@ t.test('memory per key is bounded: at most BUCKETS + 1 slices plus the count and
     const key = newKey()
     let most = 0
     let mostSlices = 0
-    let rounds = 0
+    let longestGapMs = 0
     const bookkeeping: string[] = []
     const ttls: number[] = []
-    const began = performance.now()
-    const end = began + 1.5 * windowMs
+    let last = performance.now()
+    const end = last + 1.5 * windowMs
     while (performance.now() < end) {
       await limiter.hit(key, 10_000, windowMs)
+      longestGapMs = Math.max(longestGapMs, performance.now() - last)
+      last = performance.now()
       const [hash, ttl] = await Promise.all([raw.hgetall(key), raw.pttl(key)])
-      rounds++
       const fields = Object.keys(hash)
       const slices = fields.filter((f) => /^\d+$/.test(f))
       most = Math.max(most, fields.length)
@@ -310,10 +312,9 @@ t.test('memory per key is bounded: at most BUCKETS + 1 slices plus the count and
       if (hash.n !== String(sum) || hash.lo !== String(oldest)) bookkeeping.push(`n ${hash.n} lo ${hash.lo}: slices sum to ${sum}, oldest ${oldest}`)
       await sleep(Math.random() * 8)
     }
-    // BUCKETS rounds, one a slice, as the work: fitting in a quarter of the window, a round takes
-    // a quarter of a slice.
-    const roundMs = (performance.now() - began) / rounds
-    return { workMs: roundMs * BUCKETS, seen: { key, most, mostSlices, bookkeeping, ttls } }
+    // A hit in every slice: the longest gap between rounds at most a slice. As the work a quarter
+    // of the window must hold: that gap, a quarter of the BUCKETS slices' worth.
+    return { workMs: longestGapMs * BUCKETS / 4, seen: { key, most, mostSlices, bookkeeping, ttls } }
   })
   t.ok(most <= BUCKETS + 3, `never more than ${BUCKETS + 3} fields (most: ${most})`)
   t.ok(mostSlices <= BUCKETS + 1, `never more than ${BUCKETS + 1} slices (most: ${mostSlices})`)
