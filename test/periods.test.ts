@@ -197,12 +197,21 @@ t.test("Redis's clock decides the period, not the writer's: a writer whose clock
 t.test('the award script refuses a window that does not hold Redis time, changing nothing; one that does is applied', async (t) => {
   const { redis, keys, guildId, p, period } = await fixture(t)
   const k = keys.guild(guildId)
+  const day = new Date(p.from).toISOString().slice(0, 10)
   const award = async (from: number, to: number, op: string) => await awardXp(redis, {
     ...k,
     ops: keys.operations(guildId, 1),
     opsPrev: keys.operations(guildId, 0),
     week: period(p.week.label),
     month: period(p.month.label),
+    season: k.seasonCurrent,
+    day: keys.day(guildId, day),
+    dayStart: keys.dayStart(guildId, day),
+    epoch: 0,
+    hundredths: 100,
+    seasonEndsAt: '',
+    dayLabel: day,
+    dayExpireAt: p.until + DAY,
     member: boardMember('9'),
     award: 10,
     username: '',

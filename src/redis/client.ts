@@ -83,7 +83,7 @@ declare module 'ioredis' {
     // The write scripts take their arguments from ./write-scripts.ts, which names and orders them.
     awardXp(...args: Str[]): Result<[number, number, number?], Context>
     awardBatch(...args: Str[]): Result<number[], Context>
-    setXp(...args: Str[]): Result<number, Context>
+    setXp(...args: Str[]): Result<[number, number], Context>
     setUsername(...args: Str[]): Result<number, Context>
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
@@ -93,7 +93,9 @@ declare module 'ioredis' {
     webhookPing(...args: Str[]): Result<[number, (string | number)?], Context>
     webhookRecord(...args: Str[]): Result<number, Context>
     webhookLease(...args: Str[]): Result<[number, number], Context>
-    bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
+    endSeason(...args: Str[]): Result<[number, number, number?, number?], Context>
+    dropSeason(...args: Str[]): Result<number, Context>
+    bulkSetMembers(...args: Str[]): Result<number | [number, number], Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,
       member: string, from: Str, until: Str): Result<MemberReply, Context>
