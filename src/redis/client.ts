@@ -95,6 +95,17 @@ declare module 'ioredis' {
     webhookLease(...args: Str[]): Result<[number, number], Context>
     endSeason(...args: Str[]): Result<[number, number, number?, number?], Context>
     dropSeason(...args: Str[]): Result<number, Context>
+    closeDayBegin(...args: Str[]): Result<number, Context>
+    closeDayStarts(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayBoard(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayTrim(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayRanks(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayTouched(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayChanges(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayCommit(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayForget(...args: Str[]): Result<number, Context>
+    closeDayRelease(...args: Str[]): Result<number, Context>
+    calendarClaim(...args: Str[]): Result<[number, ...string[]], Context>
     bulkSetMembers(...args: Str[]): Result<number | [number, number], Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,

@@ -42,3 +42,6 @@ export const CALENDAR_REFUSAL = 0
 
 /** end-season: the first element of the reply (or SETTINGS_CHANGED, OUTSIDE_PERIOD_WINDOW). */
 export const SeasonEndStatus = { ended: 1, notDue: -5 } as const
+
+/** A day's close (close-day-*.lua): the first element of each step's reply. */
+export const CloseDayStatus = { done: 1, alreadyClosed: 0, leaseLost: -6, dayBegan: -2 } as const

@@ -47,6 +47,51 @@ export const WRITE_SCRIPTS = {
     keys: ['seasons', 'settings', 'board'],
     argv: ['seasonId', 'defaultRetention']
   },
+  // A day's close (src/history/day-close.ts), a script per step; each chunk holds the lease.
+  closeDayBegin: {
+    keys: ['lease', 'hist', 'snapshot', 'order', 'ranksDay', 'changesDay'],
+    argv: ['token', 'leaseMs', 'day']
+  },
+  closeDayStarts: {
+    keys: ['lease', 'dayStart', 'snapshot'],
+    argv: ['token', 'leaseMs', 'cursor', 'count']
+  },
+  closeDayBoard: {
+    keys: ['lease', 'board', 'dayStart', 'snapshot'],
+    argv: ['token', 'leaseMs', 'cursor', 'count']
+  },
+  closeDayTrim: {
+    keys: ['lease', 'snapshot'],
+    argv: ['token', 'leaseMs', 'count']
+  },
+  closeDayRanks: {
+    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay'],
+    argv: ['token', 'leaseMs', 'first', 'count']
+  },
+  closeDayTouched: {
+    keys: ['lease', 'day', 'members', 'snapshot', 'order'],
+    argv: ['token', 'leaseMs', 'first', 'count']
+  },
+  closeDayChanges: {
+    keys: ['lease', 'order', 'day', 'dayStart', 'changesDay'],
+    argv: ['token', 'leaseMs', 'first', 'count']
+  },
+  closeDayCommit: {
+    keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayStart', 'version'],
+    argv: ['token', 'day', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
+  },
+  closeDayForget: {
+    keys: ['histStats', 'hist', 'ranks', 'changes'],
+    argv: ['day']
+  },
+  closeDayRelease: {
+    keys: ['lease'],
+    argv: ['token']
+  },
+  calendarClaim: {
+    keys: ['servers'],
+    argv: ['count', 'holdMs']
+  },
   // Then the fields set (field, value pairs) and the fields cleared: configureGuild's `changes`.
   configureGuild: {
     keys: ['settings', 'version', 'seasons'],
@@ -120,6 +165,30 @@ export async function endSeason (redis: RedisClient, input: ScriptInput<'endSeas
 
 export async function dropSeason (redis: RedisClient, input: ScriptInput<'dropSeason'>): Promise<number> {
   return await redis.dropSeason(...scriptArgs('dropSeason', input))
+}
+
+/** The steps of a day's close: each answers { status, ... } (see its .lua header). */
+export type CloseStep = 'closeDayStarts' | 'closeDayBoard' | 'closeDayTrim' | 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges' | 'closeDayCommit'
+
+export async function closeDayStep<S extends CloseStep> (redis: RedisClient, step: S, input: ScriptInput<S>): Promise<Array<string | number>> {
+  return await (redis[step] as (...args: Arg[]) => Promise<Array<string | number>>)(...scriptArgs(step, input))
+}
+
+export async function closeDayBegin (redis: RedisClient, input: ScriptInput<'closeDayBegin'>): Promise<number> {
+  return await redis.closeDayBegin(...scriptArgs('closeDayBegin', input))
+}
+
+export async function closeDayForget (redis: RedisClient, input: ScriptInput<'closeDayForget'>): Promise<number> {
+  return await redis.closeDayForget(...scriptArgs('closeDayForget', input))
+}
+
+export async function closeDayRelease (redis: RedisClient, input: ScriptInput<'closeDayRelease'>): Promise<number> {
+  return await redis.closeDayRelease(...scriptArgs('closeDayRelease', input))
+}
+
+/** Redis's time, then the servers claimed. */
+export async function calendarClaim (redis: RedisClient, input: ScriptInput<'calendarClaim'>): Promise<[number, ...string[]]> {
+  return await redis.calendarClaim(...scriptArgs('calendarClaim', input))
 }
 
 /** The fields set (field, value pairs, `fieldCount` of them) and cleared follow the named arguments (see configure-guild-3.lua). */

@@ -1,0 +1,217 @@
+// Seasons by Redis's clock, moved by a test (test/helpers/fake-clock.ts): a weekly season in a
+// time zone that is not UTC ends at its Monday 00:00, also across a daylight-saving change;
+// awards from three writers around the end each count in exactly one season; a season ends by
+// hand once however often it is asked; ended seasons are kept `season_retention` deep; the
+// calendar ticker ends a due season with no write, once across instances; a server nothing ran
+// for through whole weeks gets no empty seasons.
+import t, { type Test } from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { FakeClock, fakeClockRedis } from './helpers/fake-clock.js'
+import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { RedisClock } from '../src/redis/clock.js'
+import { buildTestApp } from './helpers/app.js'
+
+const at = (iso: string): number => Date.parse(iso)
+const GUILD = '1200000000000000001'
+
+interface Fixture {
+  clock: FakeClock
+  url: string
+  keys: KeyBuilder
+  /** A writer with a connection and caches of its own, as another process's would be. */
+  writer: () => LeaderboardWriter
+  raw: RedisClient
+}
+
+/** A redis-server whose clock reads `start`, and writers on it. */
+async function fixture (t: Test, start: number): Promise<Fixture> {
+  const clock = FakeClock.create(t)
+  clock.set(start)
+  const server = await fakeClockRedis(t, clock)
+  const keys = new KeyBuilder('s')
+  const connect = (): RedisClient => {
+    const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+    t.teardown(() => { redis.disconnect() })
+    return redis
+  }
+  // Each writer's clock starts at this process's (days off Redis's): it learns Redis's from the scripts.
+  return { clock, url: server.url, keys, writer: () => new LeaderboardWriter(connect(), keys, { clock: new RedisClock() }), raw: connect() }
+}
+
+/** A board as user id -> XP. */
+async function boardOf (redis: RedisClient, key: string): Promise<Record<string, number>> {
+  const flat = await redis.zrange(key, 0, -1, 'WITHSCORES')
+  const out: Record<string, number> = {}
+  for (let i = 0; i < flat.length; i += 2) out[userIdFromBoardMember(flat[i] as string)] = Number(flat[i + 1])
+  return out
+}
+
+/** An ended season's record in the seasons hash. */
+async function archived (f: Fixture, id: number): Promise<{ name: string, started_at?: number, ended_at: number } | null> {
+  const json = await f.raw.hget(f.keys.guild(GUILD).seasons, String(id))
+  return json === null ? null : JSON.parse(json)
+}
+
+async function currentSeason (f: Fixture): Promise<number> {
+  return Number(await f.raw.hget(f.keys.guild(GUILD).seasons, 'current') ?? 1)
+}
+
+t.test('a weekly season in New York ends at Monday 00:00 there (05:00 UTC): an award a second before counts in it, one after in the next', async (t) => {
+  const f = await fixture(t, at('2026-11-22T12:00:00Z')) // Sunday 07:00 in New York
+  const writer = f.writer()
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'America/New_York' } })
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  f.clock.set(at('2026-11-23T04:59:59.000Z')) // Sunday 23:59:59
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 20 })
+  f.clock.set(at('2026-11-23T05:00:00.500Z')) // Monday 00:00:00.5
+  await writer.awardXp({ guildId: GUILD, userId: '3', xp: 30 })
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 5 })
+
+  const k = f.keys.guild(GUILD)
+  t.equal(await currentSeason(f), 2, 'the write after the end ended the season, and counted in the next')
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, 1)), { 1: 10, 2: 20 }, 'season 1, archived as it stood')
+  t.same(await boardOf(f.raw, k.seasonCurrent), { 3: 30, 1: 5 }, 'season 2')
+  t.match(await archived(f, 1), { name: 'Season 1', ended_at: at('2026-11-23T05:00:00Z') }, 'it ended at Monday 00:00 in New York exactly')
+  t.equal(Number(await f.raw.hget(k.seasons, 'current_started_at')), at('2026-11-23T05:00:00Z'), 'and the next began then')
+  t.same(await boardOf(f.raw, k.board), { 1: 15, 2: 20, 3: 30 }, 'the all-time board has every award')
+})
+
+t.test('across a daylight-saving change: the week in which New York falls back is 169 hours, and the next one after spring forward is 167', async (t) => {
+  const f = await fixture(t, at('2026-10-28T12:00:00Z')) // Wednesday of the week clocks go back (Sunday 1 November)
+  const writer = f.writer()
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'America/New_York' } })
+  // Monday 2 November 00:00 EST is 05:00 UTC; at 04:30 UTC it is still Sunday 23:30 there (an
+  // end an hour early, by the summer offset, would count this award in the next season).
+  f.clock.set(at('2026-11-02T04:30:00Z'))
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 1 })
+  t.equal(await currentSeason(f), 1, 'still the week of 26 October at Sunday 23:30 EST')
+  f.clock.set(at('2026-11-02T05:00:00.100Z'))
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 2 })
+  t.match(await archived(f, 1), { ended_at: at('2026-11-02T05:00:00Z') })
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, 1)), { 1: 1 })
+
+  // Spring forward on Sunday 14 March 2027: that week ends at Monday 15 March 00:00 EDT, 04:00 UTC.
+  f.clock.set(at('2027-03-15T03:59:59.500Z'))
+  await writer.awardXp({ guildId: GUILD, userId: '3', xp: 3 })
+  const weeks = await currentSeason(f)
+  f.clock.set(at('2027-03-15T04:00:00.100Z'))
+  await writer.awardXp({ guildId: GUILD, userId: '4', xp: 4 })
+  t.equal(await currentSeason(f), weeks + 1, 'Monday 00:00 EDT ended the week')
+  t.match(await archived(f, weeks), { started_at: at('2027-03-08T05:00:00Z'), ended_at: at('2027-03-15T04:00:00Z') },
+    'a week of 167 hours: from Monday 00:00 EST to Monday 00:00 EDT')
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, weeks)), { 3: 3 })
+})
+
+t.test('awards from three writers around the end: each counts in exactly one season, the one its time falls in, and the season ends once', async (t) => {
+  const boundary = at('2026-11-30T00:00:00Z')
+  const f = await fixture(t, boundary - 60_000)
+  const writers = [f.writer(), f.writer(), f.writer()]
+  await writers[0]?.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' } })
+  f.clock.set(boundary - 1500)
+  const sent: Array<{ userId: string, before: number, after: number }> = []
+  const until = boundary + 1500
+  await Promise.all(writers.map(async (writer, w) => {
+    for (let i = 0; f.clock.now() < until; i++) {
+      const userId = String(1_000_000 * (w + 1) + i)
+      const before = f.clock.now()
+      await writer.awardXp({ guildId: GUILD, userId, xp: 7 })
+      sent.push({ userId, before, after: f.clock.now() })
+    }
+  }))
+  const one = await boardOf(f.raw, f.keys.season(GUILD, 1))
+  const two = await boardOf(f.raw, f.keys.guild(GUILD).seasonCurrent)
+  const early = sent.filter((s) => s.after < boundary)
+  const late = sent.filter((s) => s.before >= boundary)
+  t.ok(early.length > 10 && late.length > 10, `awards on both sides of the end (${early.length} before, ${late.length} after, ${sent.length} in all)`)
+  t.same(sent.filter((s) => (s.userId in one) === (s.userId in two)).map((s) => s.userId), [], 'every award is in exactly one season')
+  t.same(early.filter((s) => !(s.userId in one)).map((s) => s.userId), [], 'those answered before the end are in season 1')
+  t.same(late.filter((s) => !(s.userId in two)).map((s) => s.userId), [], 'those sent after it are in season 2')
+  t.equal(Object.keys(one).length + Object.keys(two).length, sent.length)
+  t.equal(await currentSeason(f), 2, 'ended once: season 2 is current')
+  t.match(await archived(f, 1), { ended_at: boundary })
+  t.equal(await archived(f, 2), null)
+})
+
+t.test('a season ends by hand now, once however often it is asked, and the next takes the name given', async (t) => {
+  const f = await fixture(t, at('2026-11-25T10:00:00Z'))
+  const writer = f.writer()
+  const other = f.writer()
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  f.clock.set(at('2026-11-25T10:30:00Z'))
+  // Two managers end it at once: one end, and both are answered the season after it.
+  const [a, b] = await Promise.all([writer.endSeason(GUILD, { name: 'Winter cup' }), other.endSeason(GUILD, { name: 'Winter cup' })])
+  t.same(a, b)
+  t.match(a, { id: 2, name: 'Winter cup', endedAt: null })
+  t.ok(Math.abs((a.startedAt?.getTime() ?? 0) - at('2026-11-25T10:30:00Z')) < 5000, 'the next began at Redis\'s time of the end')
+  t.equal(await currentSeason(f), 2)
+  t.match(await archived(f, 1), { name: 'Season 1' })
+  t.ok(Math.abs(((await archived(f, 1))?.ended_at ?? 0) - at('2026-11-25T10:30:00Z')) < 5000, 'season 1 ended then')
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 20 })
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, 1)), { 1: 10 })
+  t.same(await boardOf(f.raw, f.keys.guild(GUILD).seasonCurrent), { 2: 20 })
+  // With no schedule ("none") the season after a manual end runs until the next manual end.
+  f.clock.set(at('2027-06-01T00:00:00Z'))
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 1 })
+  t.equal(await currentSeason(f), 2)
+  t.equal(await f.raw.hget(f.keys.guild(GUILD).seasons, 'name:2'), 'Winter cup')
+  await t.rejects(writer.endSeason(GUILD, { name: ' ' }), { code: 'invalid_parameter' }, 'a blank name is refused')
+})
+
+t.test('season_retention: the ended seasons past it are dropped (board and record), the latest kept', async (t) => {
+  const f = await fixture(t, at('2026-11-25T10:00:00Z'))
+  const writer = f.writer()
+  await writer.configureGuild(GUILD, { seasonRetention: 2 })
+  for (let season = 1; season <= 4; season++) {
+    await writer.awardXp({ guildId: GUILD, userId: String(season), xp: season })
+    await writer.endSeason(GUILD)
+  }
+  const k = f.keys.guild(GUILD)
+  t.equal(await currentSeason(f), 5)
+  t.equal(await f.raw.exists(f.keys.season(GUILD, 1), f.keys.season(GUILD, 2)), 0, 'seasons 1 and 2 are gone')
+  t.same([await archived(f, 1), await archived(f, 2)], [null, null])
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, 3)), { 3: 3 }, 'season 3 is kept')
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, 4)), { 4: 4 }, 'season 4 is kept')
+  t.equal(await f.raw.hget(k.seasons, 'oldest'), '3')
+  // A lower retention takes effect at the next end.
+  await writer.configureGuild(GUILD, { seasonRetention: 1 })
+  await writer.endSeason(GUILD)
+  t.same(await f.raw.exists(f.keys.season(GUILD, 3), f.keys.season(GUILD, 4)), 0, 'season 4 had no awards: no board')
+  t.notOk(await archived(f, 4), 'season 4 dropped too: only season 5 is kept')
+  t.ok(await archived(f, 5))
+})
+
+t.test('the calendar ticker ends a due season with no write, once across three instances, and records its scheduled end', async (t) => {
+  const boundary = at('2026-12-01T05:00:00Z') // Tuesday 1 December, 00:00 in New York: a monthly season
+  const f = await fixture(t, boundary - 20_000)
+  const writer = f.writer()
+  await writer.configureGuild(GUILD, { season: { every: 'month', timezone: 'America/New_York' } })
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  const apps = await Promise.all([0, 1, 2].map(async () => await buildTestApp(t, f.url, { redisPrefix: 's', calendarTickMs: 50 })))
+  t.equal(apps.length, 3)
+  await sleep(300)
+  t.equal(await currentSeason(f), 1, 'not due yet')
+  f.clock.set(boundary + 100)
+  for (let waited = 0; await currentSeason(f) === 1; waited += 50) {
+    if (waited > 30_000) throw new Error('no instance ended the season')
+    await sleep(50)
+  }
+  await sleep(500) // time for a second end, were there one
+  t.equal(await currentSeason(f), 2, 'ended once')
+  t.match(await archived(f, 1), { ended_at: boundary }, 'at its scheduled end, not when an instance got to it')
+  t.same(await boardOf(f.raw, f.keys.season(GUILD, 1)), { 1: 10 })
+})
+
+t.test('a server nothing ran for through whole weeks: the season ends at its scheduled end and the next starts with the current week, no empty seasons between', async (t) => {
+  const f = await fixture(t, at('2026-11-25T10:00:00Z'))
+  const writer = f.writer()
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'Europe/Paris' } })
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  f.clock.set(at('2026-12-17T12:00:00Z')) // three weeks on, a Thursday
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 20 })
+  t.equal(await currentSeason(f), 2)
+  t.match(await archived(f, 1), { ended_at: at('2026-11-29T23:00:00Z') }, 'season 1 ended at its Monday')
+  t.equal(Number(await f.raw.hget(f.keys.guild(GUILD).seasons, 'current_started_at')), at('2026-12-13T23:00:00Z'), 'season 2 began on this week\'s Monday, 00:00 in Paris')
+  t.same(await boardOf(f.raw, f.keys.guild(GUILD).seasonCurrent), { 2: 20 })
+})
