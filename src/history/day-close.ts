@@ -127,7 +127,7 @@ export class DayCloser {
     const lease = { lease: k.histLease, token, leaseMs: this.#leaseMs }
     const ranksDay = keys.histRanks(guildId, day)
     const changesDay = keys.histChanges(guildId, day)
-    const begun = await scripts.closeDayBegin(redis, { ...k, ...lease, snapshot: k.histSnapshot, order: k.histOrder, ranksDay, changesDay, day })
+    const begun = await scripts.closeDayBegin(redis, { ...k, ...lease, snapshot: k.histSnapshot, order: k.histOrder, ranksDay, changesDay, label: day })
     if (begun === CloseDayStatus.alreadyClosed) return 'already'
     if (begun === CloseDayStatus.leaseLost) return 'busy'
 
@@ -170,7 +170,7 @@ export class DayCloser {
 
     const stats: DayStats = { totalMembers: 0, totalXp: 0n, activeMembers: 0, xpGained: 0n }
     const dayBoard = keys.day(guildId, day)
-    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay }, (reply) => {
+    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board }, (reply) => {
       stats.totalXp += BigInt(reply[2] ?? 0)
       stats.totalMembers += Number(reply[3] ?? 0)
     })) return 'busy'
@@ -192,6 +192,7 @@ export class DayCloser {
       order: k.histOrder,
       day: dayBoard,
       dayStart: keys.dayStart(guildId, day),
+      label: day,
       expected: expected ?? '',
       stats: formatDayStats(stats),
       until: today.end,
@@ -209,7 +210,7 @@ export class DayCloser {
   async #forgetBefore (guildId: string, k: GuildKeys, keepFrom: string): Promise<void> {
     for (const day of await this.#redis.hkeys(k.histStats)) {
       if (day >= keepFrom) continue
-      await scripts.closeDayForget(this.#redis, { ...k, ranks: this.#keys.histRanks(guildId, day), changes: this.#keys.histChanges(guildId, day), day })
+      await scripts.closeDayForget(this.#redis, { ...k, ranks: this.#keys.histRanks(guildId, day), changes: this.#keys.histChanges(guildId, day), label: day })
     }
   }
 }

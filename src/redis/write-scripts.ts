@@ -50,7 +50,7 @@ export const WRITE_SCRIPTS = {
   // A day's close (src/history/day-close.ts), a script per step; each chunk holds the lease.
   closeDayBegin: {
     keys: ['lease', 'hist', 'snapshot', 'order', 'ranksDay', 'changesDay'],
-    argv: ['token', 'leaseMs', 'day']
+    argv: ['token', 'leaseMs', 'label']
   },
   closeDayStarts: {
     keys: ['lease', 'dayStart', 'snapshot'],
@@ -65,7 +65,7 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'count']
   },
   closeDayRanks: {
-    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay'],
+    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay', 'board'],
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayTouched: {
@@ -78,11 +78,11 @@ export const WRITE_SCRIPTS = {
   },
   closeDayCommit: {
     keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayStart', 'version'],
-    argv: ['token', 'day', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
+    argv: ['token', 'label', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
   },
   closeDayForget: {
     keys: ['histStats', 'hist', 'ranks', 'changes'],
-    argv: ['day']
+    argv: ['label']
   },
   closeDayRelease: {
     keys: ['lease'],

@@ -10,6 +10,7 @@
   KEYS[3] snapshot  ZSET the board at the day's end
   KEYS[4] members   HASH board member -> record
   KEYS[5] ranks_day STRING the day's ranks, being built
+  KEYS[6] board     ZSET board member -> xp
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -30,6 +31,23 @@ for i = 1, #flat, 2 do
 end
 if m == 0 then return { CLOSE_DONE, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
+local unrecorded, u = {}, 0
+for i = 1, m do
+  if not records[i] then
+    u = u + 1
+    unrecorded[u] = members[i]
+  end
+end
+if u > 0 then
+  local on_board = redis.call('ZMSCORE', KEYS[6], unpack(unrecorded, 1, u))
+  local j = 0
+  for i = 1, m do
+    if not records[i] then
+      j = j + 1
+      if on_board[j] then records[i] = '::' end
+    end
+  end
+end
 local bitfield, b = { 'OVERFLOW', 'FAIL' }, 2
 local fresh, f = {}, 0
 local next_index
