@@ -70,7 +70,7 @@ console.log(JSON.stringify({ data, refused }))
 `)
   // Not spawnSync: the service answers from this process.
   const read = await promisify(execFile)(process.execPath, ['read.mjs', key], { cwd: project, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
-  t.same(JSON.parse(read.stdout), { data: { data: [{ rank: 1, user_id: '42', username: 'Ada', level: 3, xp: 500 }], total: 1, page: 1 }, refused: 'invalid_api_key' })
+  t.same(JSON.parse(read.stdout), { data: { data: [{ rank: 1, user_id: '42', username: 'Ada', level: 3, xp: 500, rank_change: null }], total: 1, page: 1 }, refused: 'invalid_api_key' })
 
   writeFileSync(join(project, 'dashboard.ts'), `
 import { LeaderboardClient, LeaderboardApiError, type ErrorCode, type MemberRecord } from 'guild-leaderboard-client'

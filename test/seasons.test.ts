@@ -12,6 +12,8 @@ import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { buildTestApp } from './helpers/app.js'
+import { SseReader } from './helpers/sse.js'
+import { levelForXp } from '../src/levels/curves.js'
 
 const at = (iso: string): number => Date.parse(iso)
 const GUILD = '1200000000000000001'
@@ -214,4 +216,120 @@ t.test('a server nothing ran for through whole weeks: the season ends at its sch
   t.match(await archived(f, 1), { ended_at: at('2026-11-29T23:00:00Z') }, 'season 1 ended at its Monday')
   t.equal(Number(await f.raw.hget(f.keys.guild(GUILD).seasons, 'current_started_at')), at('2026-12-13T23:00:00Z'), 'season 2 began on this week\'s Monday, 00:00 in Paris')
   t.same(await boardOf(f.raw, f.keys.guild(GUILD).seasonCurrent), { 2: 20 })
+})
+
+/** An app on the fixture's Redis (its ticker looking every 50 ms), listening, with a key of the server. */
+async function api (t: Test, f: Fixture) {
+  const ctx = await buildTestApp(t, f.url, { redisPrefix: 's', calendarTickMs: 50 })
+  const { key } = await ctx.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const res = await ctx.app.inject({ url: `/api/v1/servers/${GUILD}${path}`, headers: { 'x-api-key': key, ...headers } })
+    return { status: res.statusCode, body: res.json(), etag: String(res.headers.etag) }
+  }
+  return { ...ctx, key, get }
+}
+
+t.test('season= reads: the board of XP gained in a season, its member records, around and bulk reads; level stays all-time', async (t) => {
+  const boundary = at('2026-11-30T00:00:00Z')
+  const f = await fixture(t, boundary - 3_600_000)
+  const writer = f.writer()
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' } })
+  await writer.setXp({ guildId: GUILD, userId: '2', xp: 5000, username: 'Bo' }) // all-time XP, not a season's
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 100, username: 'Ada' })
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 50 })
+  f.clock.set(boundary + 1000)
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 10 })
+  await writer.awardXp({ guildId: GUILD, userId: '3', xp: 5 })
+  const { get } = await api(t, f)
+  const level = (xp: number): number => levelForXp('mee6', xp)
+
+  const current = await get('/leaderboard?season=current')
+  t.same(current.body, {
+    data: [
+      { rank: 1, user_id: '2', username: 'Bo', level: level(5060), xp: 10, rank_change: null },
+      { rank: 2, user_id: '3', username: '3', level: level(5), xp: 5, rank_change: null }
+    ],
+    total: 2,
+    page: 1
+  })
+  t.same((await get('/leaderboard?season=2')).body, current.body, 'season 2 is the current one')
+  t.same((await get('/leaderboard?season=1&limit=1&page=2')).body, {
+    data: [{ rank: 2, user_id: '2', username: 'Bo', level: level(5060), xp: 50, rank_change: null }], total: 2, page: 2
+  }, 'season 1, ended: the XP gained in it, paged like any board')
+  t.match((await get('/members/2?season=1')).body, { user_id: '2', xp: 50, rank: 2, level: level(5060), rank_change: null, weekly_xp: 10 })
+  t.match((await get('/members/2')).body, { xp: 5060, rank: 1 }, 'without season: all time')
+  t.match((await get('/members/3?season=1')).body, { code: 'member_not_found' }, 'no XP in season 1: not on its board')
+  t.same((await get('/members?ids=3,1,2&season=1')).body.missing, ['3'])
+  t.same((await get('/members?ids=3,1,2&season=1')).body.data.map((m: { user_id: string, xp: number }) => [m.user_id, m.xp]), [['1', 100], ['2', 50]])
+  t.same((await get('/members/2/around?season=1&radius=1')).body, {
+    data: [
+      { rank: 1, user_id: '1', username: 'Ada', level: level(100), xp: 100, rank_change: null },
+      { rank: 2, user_id: '2', username: 'Bo', level: level(5060), xp: 50, rank_change: null }
+    ],
+    total: 2,
+    rank: 2
+  })
+
+  for (const season of ['3', '99']) {
+    const res = await get(`/leaderboard?season=${season}`)
+    t.equal(res.status, 404, `season ${season}: not started`)
+    t.equal(res.body.code, 'season_not_found')
+    t.equal((await get(`/members/1?season=${season}`)).body.code, 'season_not_found')
+    t.equal((await get(`/members/1/around?season=${season}`)).body.code, 'season_not_found')
+    t.equal((await get(`/members?ids=1&season=${season}`)).body.code, 'season_not_found')
+  }
+  for (const bad of ['0', '-1', 'last', '1.5', '01', 'current&season=1']) {
+    const res = await get(`/leaderboard?season=${bad}`)
+    t.equal(res.status, 400, `season=${bad}`)
+    t.equal(res.body.code, 'invalid_parameter')
+  }
+  for (const period of ['week', 'all']) {
+    const res = await get(`/leaderboard?season=current&period=${period}`)
+    t.equal(res.status, 400, `season with period=${period}`)
+    t.match(res.body, { code: 'invalid_parameter', message: /^season and period cannot be given together/ })
+  }
+
+  t.same((await get('/seasons')).body, {
+    data: [
+      { id: 2, name: 'Season 2', started_at: new Date(boundary).toISOString(), ended_at: null },
+      { id: 1, name: 'Season 1', started_at: (await get('/seasons')).body.data[1].started_at, ended_at: new Date(boundary).toISOString() }
+    ],
+    total: 2,
+    page: 1
+  })
+  t.ok(Date.parse((await get('/seasons')).body.data[1].started_at) <= boundary - 3_600_000 + 5000, 'season 1 began with the first write')
+  t.same((await get('/seasons?limit=1&page=2')).body.data.map((s: { id: number }) => s.id), [1])
+})
+
+t.test('season_retention: an ended season past it is season_not_found at once, the kept ones read', async (t) => {
+  const f = await fixture(t, at('2026-11-25T10:00:00Z'))
+  const writer = f.writer()
+  for (let season = 1; season <= 3; season++) {
+    await writer.awardXp({ guildId: GUILD, userId: String(season), xp: season })
+    await writer.endSeason(GUILD)
+  }
+  const { get } = await api(t, f)
+  for (const season of [1, 2, 3]) t.equal((await get(`/leaderboard?season=${season}`)).status, 200, `season ${season} kept (12 by default)`)
+  await writer.configureGuild(GUILD, { seasonRetention: 1 })
+  t.equal((await get('/leaderboard?season=2')).body.code, 'season_not_found', 'past the retention once it is lowered')
+  t.same((await get('/leaderboard?season=3')).body.data.map((e: { user_id: string }) => e.user_id), ['3'])
+  t.same((await get('/seasons')).body.data.map((s: { id: number }) => s.id), [4, 3])
+})
+
+t.test('the leaderboard\'s stream with season=current: the page at once, then its changes, then the next season\'s page when it ends', async (t) => {
+  const f = await fixture(t, at('2026-11-25T10:00:00Z'))
+  const writer = f.writer()
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  const { app, key } = await api(t, f)
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const stream = await SseReader.open(t, address, `/api/v1/servers/${GUILD}/leaderboard/stream?season=current`, { 'x-api-key': key })
+  t.equal(stream.status, 200)
+  t.same(JSON.parse((await stream.event(0)).data).data.map((e: { xp: number }) => e.xp), [10])
+  await writer.awardXp({ guildId: GUILD, userId: '2', xp: 20 })
+  t.same(JSON.parse((await stream.event(1)).data).data.map((e: { xp: number }) => e.xp), [20, 10])
+  await writer.endSeason(GUILD)
+  t.same(JSON.parse((await stream.event(2)).data), { data: [], total: 0, page: 1 }, 'the season ended: its board is the new one\'s')
+  const refused = await SseReader.open(t, address, `/api/v1/servers/${GUILD}/leaderboard/stream?season=9`, { 'x-api-key': key })
+  t.equal(refused.status, 404)
+  t.equal(JSON.parse(refused.body).code, 'season_not_found')
 })
