@@ -14,6 +14,8 @@ import { RedisClock } from '../src/redis/clock.js'
 import { buildTestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import { levelForXp } from '../src/levels/curves.js'
+import { WebhookStore } from '../src/webhooks/webhook-store.js'
+import { queuedEvent } from '../src/webhooks/events.js'
 
 const at = (iso: string): number => Date.parse(iso)
 const GUILD = '1200000000000000001'
@@ -332,4 +334,32 @@ t.test('the leaderboard\'s stream with season=current: the page at once, then it
   const refused = await SseReader.open(t, address, `/api/v1/servers/${GUILD}/leaderboard/stream?season=9`, { 'x-api-key': key })
   t.equal(refused.status, 404)
   t.equal(JSON.parse(refused.body).code, 'season_not_found')
+})
+
+t.test('a season\'s end is the event season.ended, with its final top 10 as its board shows them, once', async (t) => {
+  const boundary = at('2026-11-30T00:00:00Z')
+  const f = await fixture(t, boundary - 60_000)
+  const writer = f.writer()
+  const store = new WebhookStore(f.raw, f.keys, { allowPrivate: true })
+  await store.create(GUILD, { url: 'http://127.0.0.1:9/hook', events: ['season.ended'] })
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' } })
+  for (let i = 1; i <= 12; i++) await writer.awardXp({ guildId: GUILD, userId: String(i), xp: 10 * i, ...(i === 12 ? { username: 'Ada' } : {}) })
+  await writer.awardXp({ guildId: GUILD, userId: '5', xp: 65 }) // 115: above 11, tied with nobody
+  f.clock.set(boundary + 1000)
+  await Promise.all([f.writer().awardXp({ guildId: GUILD, userId: '1', xp: 1 }), f.writer().awardXp({ guildId: GUILD, userId: '2', xp: 1 })])
+  const events = (await f.raw.xrange(f.keys.guild(GUILD).events, '-', '+')).map(([id, fields]) => queuedEvent(GUILD, id, fields)?.event)
+  t.equal(events.length, 1, 'one end, one event')
+  t.match(events[0], {
+    type: 'season.ended',
+    data: {
+      season: { id: 1, name: 'Season 1', ended_at: new Date(boundary).toISOString() },
+      top: [
+        { rank: 1, user_id: '12', username: 'Ada', xp: 120 },
+        { rank: 2, user_id: '5', username: null, xp: 115 },
+        { rank: 3, user_id: '11', xp: 110 },
+        { rank: 4, user_id: '10', xp: 100 }
+      ]
+    }
+  })
+  t.same((events[0]?.data as { top: Array<{ user_id: string }> }).top.map((e) => e.user_id), ['12', '5', '11', '10', '9', '8', '7', '6', '4', '3'])
 })

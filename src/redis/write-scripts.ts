@@ -40,7 +40,7 @@ export const WRITE_SCRIPTS = {
     argv: ['whole', 'named', 'dated', 'bare', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   endSeason: {
-    keys: ['seasons', 'settings', 'version', 'seasonCurrent', 'seasonEnded', 'members', 'hist'],
+    keys: ['seasons', 'settings', 'version', 'seasonCurrent', 'seasonEnded', 'members', 'hist', 'eventSubscriptions', 'events'],
     argv: ['mode', 'seasonId', 'epoch', 'dueAt', 'nextStart', 'from', 'until', 'name']
   },
   dropSeason: {

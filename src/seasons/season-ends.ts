@@ -1,6 +1,6 @@
 // Ending a server's season: by hand (the write API, the CLI, the library), or when the schedule
 // says it is due (a write script found it so, or the calendar ticker did). One script ends it
-// (end-season-7.lua), a compare-and-set on the current season at the settings' epoch, so it ends
+// (end-season-9.lua), a compare-and-set on the current season at the settings' epoch, so it ends
 // exactly once across every instance and writer; the seasons past `season_retention` are then
 // dropped, one call each (drop-season-3.lua).
 import type { RedisClient } from '../redis/client.js'

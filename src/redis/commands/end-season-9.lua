@@ -17,6 +17,8 @@
   KEYS[5] season_ended   ZSET the archive the board becomes (the season's id)
   KEYS[6] members        HASH board member -> record
   KEYS[7] hist           HASH the server's history (`since`: when the first season began, if none was recorded)
+  KEYS[8] event_subscriptions HASH who listens to the server's events (includes/events.lua)
+  KEYS[9] events         STREAM the server's events
 
   ARGV[1] 'due' or 'now'
   ARGV[2] the id of the season to end
@@ -32,6 +34,7 @@
 ]]
 --- @include "calendar-counting"
 --- @include "version"
+--- @include "events"
 
 local ENDED, NOT_DUE = 1, -5
 
@@ -57,4 +60,17 @@ if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. (id + 1), ARGV[8]) 
 if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('RENAME', KEYS[4], KEYS[5]) end
 redis.call('HINCRBY', KEYS[2], 'epoch', 1)
 bump_version(KEYS[3])
+
+local events = events_context(KEYS[8], KEYS[9])
+if wants(events, 'season.ended') then
+  -- The final top: the first ranks among the members shown (a hidden member's score is negative).
+  local flat = redis.call('ZREVRANGEBYSCORE', KEYS[5], '+inf', 0, 'WITHSCORES', 'LIMIT', 0, TOP)
+  local top = {}
+  for i = 1, #flat, 2 do
+    local _, _, name = read_record(KEYS[6], flat[i])
+    top[#top + 1] = { member = flat[i], xp = tonumber(flat[i + 1]), name = name }
+  end
+  season_ended(events, { id = id, name = record.name, started_at = record.started_at or ended_at, ended_at = ended_at }, top)
+  events_done(events)
+end
 return { ENDED, id + 1, next_start, ended_at }
