@@ -12,6 +12,7 @@ import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { buildTestApp } from './helpers/app.js'
+import { buildTestAdmin } from './helpers/admin.js'
 import { SseReader } from './helpers/sse.js'
 import { levelForXp } from '../src/levels/curves.js'
 import { WebhookStore } from '../src/webhooks/webhook-store.js'
@@ -362,4 +363,37 @@ t.test('a season\'s end is the event season.ended, with its final top 10 as its 
     }
   })
   t.same((events[0]?.data as { top: Array<{ user_id: string }> }).top.map((e) => e.user_id), ['12', '5', '11', '10', '9', '8', '7', '6', '4', '3'])
+})
+
+t.test('POST /admin/v1/servers/{g}/seasons/end: ends the season now and answers the next; with Idempotency-Key, once', async (t) => {
+  const f = await fixture(t, at('2026-11-25T10:00:00Z'))
+  const ctx = await buildTestAdmin(t, f.url, { redisPrefix: 's' })
+  const token = await ctx.token('*', ['write'])
+  const post = async (body: string, headers: Record<string, string> = {}) => await ctx.admin.inject({
+    method: 'POST',
+    url: `/admin/v1/servers/${GUILD}/seasons/end`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    payload: body
+  })
+  await ctx.writer.awardXp({ guildId: GUILD, userId: '1', xp: 10 })
+  const first = await post(JSON.stringify({ name: 'Spring cup' }), { 'idempotency-key': 'end-1' })
+  t.equal(first.statusCode, 200)
+  t.match(first.json(), { id: 2, name: 'Spring cup', ended_at: null })
+  t.ok(Math.abs(Date.parse(first.json().started_at) - at('2026-11-25T10:00:00Z')) < 10_000, 'began now, by Redis\'s clock')
+  const again = await post(JSON.stringify({ name: 'Spring cup' }), { 'idempotency-key': 'end-1' })
+  t.same(again.json(), first.json(), 'a retry with its key is answered the same')
+  t.equal(await currentSeason(f), 2, 'and ends nothing more')
+  const bare = await post('{}')
+  t.equal(bare.statusCode, 200, 'no name: the default')
+  t.match(bare.json(), { id: 3, name: 'Season 3' })
+  for (const [body, what] of [[JSON.stringify({ name: 'a\u0007b' }), 'a control character'], [JSON.stringify({ name: '' }), 'an empty name'],
+    [JSON.stringify({ name: 'x'.repeat(101) }), '101 characters'], [JSON.stringify({ title: 'x' }), 'a field it does not know'], [JSON.stringify({ name: 5 }), 'a number']] as const) {
+    const res = await post(body)
+    t.equal(res.statusCode, 400, what)
+    t.equal(res.json().code, 'invalid_parameter', what)
+  }
+  t.equal(await currentSeason(f), 3, 'the refused ones ended nothing')
+  const readOnly = await ctx.token('*', ['keys'])
+  const refused = await ctx.admin.inject({ method: 'POST', url: `/admin/v1/servers/${GUILD}/seasons/end`, headers: { authorization: `Bearer ${readOnly}` } })
+  t.equal(refused.statusCode, 403, 'a token without the write scope')
 })
