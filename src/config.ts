@@ -70,6 +70,8 @@ export const ConfigSchema = Type.Object({
   webhookRetryFirstMs: PositiveInteger('WEBHOOK_RETRY_FIRST_MS: delay before retrying a failed delivery; it doubles with each failure', 5000, 1, 3_600_000),
   webhookRetryMaxMs: PositiveInteger('WEBHOOK_RETRY_MAX_MS: longest delay between retries', 3_600_000, 1, 86_400_000),
   webhookRetryForMs: PositiveInteger('WEBHOOK_RETRY_FOR_MS: how long after its creation an event is still retried', 86_400_000, 1000, 7 * 86_400_000),
+  calendarTickMs: ZeroOrPositive('CALENDAR_TICK_MS: how often the instance ends the seasons due and closes the days that ended, for every server', 1000, 3_600_000,
+    'never here (another instance must, or the servers\' history stops at their last closed day)'),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
     default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'
   })
@@ -113,6 +115,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   webhookRetryFirstMs: 'WEBHOOK_RETRY_FIRST_MS',
   webhookRetryMaxMs: 'WEBHOOK_RETRY_MAX_MS',
   webhookRetryForMs: 'WEBHOOK_RETRY_FOR_MS',
+  calendarTickMs: 'CALENDAR_TICK_MS',
   corsOrigins: 'CORS_ORIGINS'
 }
 

@@ -58,8 +58,8 @@ t.test('entries carry username, level and xp; a member never named shows its id'
   const { body } = await get(app, `/api/v1/servers/${GUILD}/leaderboard`, key)
   t.same(body, {
     data: [
-      { rank: 1, user_id: '1', username: 'Ada', level: 1, xp: 155 },
-      { rank: 2, user_id: '2', username: '2', level: 0, xp: 99 }
+      { rank: 1, user_id: '1', username: 'Ada', level: 1, xp: 155, rank_change: null },
+      { rank: 2, user_id: '2', username: '2', level: 0, xp: 99, rank_change: null }
     ],
     total: 2,
     page: 1

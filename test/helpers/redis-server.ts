@@ -18,20 +18,23 @@ export class RedisServer {
   readonly port: number
   readonly dir: string
   readonly extraArgs: string[]
+  /** The process's environment (a fake clock's, say); this process's by default. */
+  readonly env: NodeJS.ProcessEnv | undefined
   #process: RedisProcess | undefined
 
-  private constructor (port: number, dir: string, extraArgs: string[]) {
+  private constructor (port: number, dir: string, extraArgs: string[], env: NodeJS.ProcessEnv | undefined) {
     this.port = port
     this.dir = dir
     this.extraArgs = extraArgs
+    this.env = env
   }
 
   /** Starts a redis-server on a free port; retries with another port if that one was taken. */
-  static async start (extraArgs: string[] = []): Promise<RedisServer> {
+  static async start (extraArgs: string[] = [], env?: NodeJS.ProcessEnv): Promise<RedisServer> {
     const dir = mkdtempSync(join(tmpdir(), 'lb-redis-'))
     let lastError: unknown
     for (let attempt = 0; attempt < 5; attempt++) {
-      const server = new RedisServer(await freePort(), dir, extraArgs)
+      const server = new RedisServer(await freePort(), dir, extraArgs, env)
       try {
         await server.startProcess()
         return server
@@ -57,7 +60,8 @@ export class RedisServer {
     this.#process = await launchRedisServer({
       port: this.port,
       dir: this.dir,
-      args: ['--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs]
+      args: ['--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs],
+      ...(this.env === undefined ? {} : { env: this.env })
     })
   }
 
