@@ -23,6 +23,7 @@ import lifecyclePlugin from './pipeline/lifecycle.js'
 import underPressurePlugin from './pipeline/shedding.js'
 import corsPlugin from './plugins/cors.js'
 import { webhookDeliveryPlugin } from './plugins/webhooks.js'
+import calendarTickerPlugin from './plugins/calendar-ticker.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
@@ -75,6 +76,7 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(webhookDeliveryPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(docsPagePlugin)
+  await fastify.register(calendarTickerPlugin)
   await fastify.register(healthRoutes)
   await fastify.register(apiRoutes, { prefix: API_PREFIX })
 }

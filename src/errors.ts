@@ -33,6 +33,13 @@ export class MemberNotFoundError extends LeaderboardError<'member_not_found'> {
   }
 }
 
+/** A season that was never started, or is past the server's season_retention. */
+export class SeasonNotFoundError extends LeaderboardError<'season_not_found'> {
+  constructor (guildId: string, season: 'current' | number | undefined) {
+    super('season_not_found', `server ${guildId} keeps no season ${String(season)}: seasons are numbered from 1, and only the last season_retention ended ones are kept`)
+  }
+}
+
 /** An award that would lift a member past MAX_XP; nothing was changed. */
 export class XpLimitError extends LeaderboardError<'xp_limit'> {
   constructor (message: string) { super('xp_limit', message) }

@@ -31,7 +31,7 @@ t.test('swagger-parser validates it, and Redocly\'s recommended rules find nothi
 
 t.test('every operation of the write API is named, needs a bearer token, and lives under /admin/v1', async (t) => {
   t.same(operations.map((o) => o.operationId).sort(), [
-    'awardXp', 'changeKey', 'claimDaily', 'createKey', 'createWebhook', 'deleteWebhook', 'exportMembers', 'getHealth', 'getReadiness', 'getSettings',
+    'awardXp', 'changeKey', 'claimDaily', 'createKey', 'createWebhook', 'deleteWebhook', 'endSeason', 'exportMembers', 'getHealth', 'getReadiness', 'getSettings',
     'importMembers', 'listKeys', 'listWebhookDeliveries', 'listWebhooks', 'pingWebhook', 'removeMember', 'revokeKey', 'rotateKey', 'setMember', 'setSettings'
   ])
   t.same(document.security, [{ bearer: [] }])

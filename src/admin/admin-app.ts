@@ -33,7 +33,8 @@ const adminDocument = openapiPluginFor({
     '(tokens are made with `leaderboard tokens create`). Every write may carry `Idempotency-Key` to make a retry safe.',
   tags: [
     { name: 'members', description: 'XP awards, members, daily claims (scope write)' },
-    { name: 'settings', description: "A server's curve and multiplier (scope write)" },
+    { name: 'settings', description: "A server's settings: curve, multiplier, seasons, history, rules, profile (scope write)" },
+    { name: 'seasons', description: "Ending a server's season by hand (scope write)" },
     { name: 'webhooks', description: "Webhooks: a server's events sent to a URL, signed as Standard Webhooks specifies (scope write)" },
     { name: 'keys', description: 'API keys of the read API (scope keys)' },
     { name: 'transfer', description: 'Import and export (scope transfer)' },

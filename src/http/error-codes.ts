@@ -8,6 +8,7 @@ export const STATUS_BY_CODE = {
   invalid_api_key: 401,
   forbidden: 403,
   member_not_found: 404,
+  season_not_found: 404,
   not_found: 404,
   request_timeout: 408,
   payload_too_large: 413,

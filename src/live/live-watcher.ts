@@ -261,7 +261,13 @@ export class LiveWatcher {
       for (const topic of this.#byGuild.get(guildId) ?? []) {
         if (topic.spec.events !== true) continue
         for (const stream of topic.streams) {
-          for (const { bytes } of events) if (bytes.length > 0) { stream.writeRaw(bytes, now); sent++ }
+          const subscription = this.#subscriptions.get(stream)
+          for (const { bytes } of events) {
+            if (bytes.length === 0) continue
+            stream.writeRaw(bytes, now)
+            sent++
+            if (subscription !== undefined) subscription.events++
+          }
         }
       }
       if (sent > 0) this.#options.onEventsSent?.(sent)

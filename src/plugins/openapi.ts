@@ -54,6 +54,8 @@ const PUBLIC_DOCUMENT: DocumentSpec = {
     { name: 'leaderboard', description: 'Members ranked by XP' },
     { name: 'members', description: "One member's record" },
     { name: 'stats', description: "A server's aggregates and curve settings" },
+    { name: 'seasons', description: "A server's seasons: the current one and the ended ones it keeps" },
+    { name: 'history', description: 'Day by day, over the days that ended: a member\'s XP and rank, a server\'s totals' },
     { name: 'keys', description: 'The API key itself' },
     { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
   ],

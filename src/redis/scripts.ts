@@ -1,5 +1,6 @@
 // Loads every Lua script under ./commands once and registers it on a client with defineCommand.
-// A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a line
+// A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a script whose keys
+// vary in number is `<name>-n.lua`, and its caller gives their number first. A line
 // `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once).
 // The commands' TypeScript signatures are declared in ./client.ts (its `declare module 'ioredis'`).
 import { readdirSync, readFileSync } from 'node:fs'
@@ -15,7 +16,8 @@ export interface ScriptDefinition {
   /** The .lua file's name. */
   file: string
   name: string
-  numberOfKeys: number
+  /** undefined: the caller gives the number of keys first (`<name>-n.lua`). */
+  numberOfKeys: number | undefined
   lua: string
 }
 
@@ -41,13 +43,13 @@ export function loadScripts (dir = COMMANDS_DIR): ScriptDefinition[] {
   const loaded = readdirSync(dir)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => {
-      const match = /^([a-z-]+)-(\d+)\.lua$/.exec(file)
-      if (match === null) throw new Error(`Lua script ${file} is not named <name>-<numberOfKeys>.lua`)
+      const match = /^([a-z-]+?)-(\d+|n)\.lua$/.exec(file)
+      if (match === null) throw new Error(`Lua script ${file} is not named <name>-<numberOfKeys>.lua (or <name>-n.lua)`)
       const [, base = '', keys = '0'] = match
       return {
         file,
         name: base.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
-        numberOfKeys: Number(keys),
+        numberOfKeys: keys === 'n' ? undefined : Number(keys),
         lua: resolveIncludes(dir, readFileSync(join(dir, file), 'utf8'), new Set())
       }
     })
@@ -77,7 +79,7 @@ export function scripts (): ScriptDefinition[] {
 export function defineCommands (client: Redis | Cluster): void {
   for (const { name, numberOfKeys, lua } of scripts()) {
     if (name in client) continue
-    client.defineCommand(name, { numberOfKeys, lua })
+    client.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua })
     fixScriptCommand((client as unknown as { scriptsSet: Record<string, ScriptLike> }).scriptsSet[name] as ScriptLike)
   }
 }

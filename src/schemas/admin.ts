@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
 import { Settings } from './settings.js'
+import { Season } from './seasons.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
@@ -159,7 +160,7 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
+export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, Season, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -177,6 +178,7 @@ export const responses = {
     ...adminErrors
   },
   settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  seasonEnded: { 200: response(Season, 'The new season (the one ended is kept, read-only)', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
   keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyRotated: {

@@ -10,6 +10,7 @@ import settingsRoutes from './settings.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
 import webhookRoutes from './webhooks.js'
+import seasonRoutes from './seasons.js'
 
 export default async function admin (fastify: FastifyInstance) {
   await fastify.register(idempotencyPlugin)
@@ -18,4 +19,5 @@ export default async function admin (fastify: FastifyInstance) {
   await fastify.register(keyRoutes)
   await fastify.register(transferRoutes)
   await fastify.register(webhookRoutes)
+  await fastify.register(seasonRoutes)
 }
