@@ -2,11 +2,12 @@
 // Redis's (INFO cpu, main thread), over the requests served. Throughput on a shared machine moves
 // with whatever else runs; the CPU a request costs moves far less, so builds are compared by it.
 //
-//   npx tsx scripts/bench-cpu.ts [--builds dist,OTHER/dist] [--rounds R] [--duration S] [--connections C]
+//   npx tsx scripts/bench-cpu.ts [--builds dist,OTHER/dist,dist@LOG_LEVEL=warn] [--rounds R] [--duration S] [--connections C]
 //                                [--members N] [--only WORD,...] [--peer] [--bare] [--cpu-prof DIR]
 //
 // Starts its own redis-server, seeds one server of N members (default 5,000), runs each build's
-// `server.js` (default: this tree's dist) against it at LOG_LEVEL=info, and runs autocannon
+// `server.js` (default: this tree's dist) against it at LOG_LEVEL=info (a build written
+// `DIR@NAME=value@...` runs with those variables too: one build twice, a setting's cost), and runs autocannon
 // (C connections, default 50) against each endpoint (leaderboard limit=10, member, stats, and the
 // 304 of a limit=10 revalidation) of each build in turn, R rounds (default 12) of S seconds
 // (default 1.5), the builds' order turning each round. Reports the median µs per request of the
@@ -70,8 +71,12 @@ async function main (cleanups: Cleanups): Promise<void> {
   await seedGuild(new LeaderboardWriter(redis, keys), { guildId: GUILD, members: MEMBERS, seed: 'bench' })
   const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional', name: 'bench' })
 
-  const builds = args.builds.split(',').map((build) => resolve(build))
-  const labels = builds.map((build) => basename(build) === 'dist' ? basename(dirname(build)) : basename(build))
+  const specs = args.builds.split(',').map((spec) => {
+    const [dir = 'dist', ...settings] = spec.split('@')
+    return { build: resolve(dir), settings: Object.fromEntries(settings.map((setting) => setting.split('=', 2) as [string, string])), suffix: settings.map((s) => ` ${s}`).join('') }
+  })
+  const builds = specs.map((spec) => spec.build)
+  const labels = specs.map(({ build, suffix }) => (basename(build) === 'dist' ? basename(dirname(build)) : basename(build)) + suffix)
   const env = {
     REDIS_URL: server.url,
     HOST: '127.0.0.1',
@@ -81,12 +86,13 @@ async function main (cleanups: Cleanups): Promise<void> {
   const services: Array<{ label: string, base: string, pid: number, tag?: string }> = []
   for (const [i, build] of builds.entries()) {
     const label = labels[i] ?? build
+    const settings = specs[i]?.settings ?? {}
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const profileDir = args['cpu-prof'] === undefined ? undefined : resolve(args['cpu-prof'], label)
+    const profileDir = args['cpu-prof'] === undefined ? undefined : resolve(args['cpu-prof'], label.replaceAll(/[^\w.=-]+/g, '_'))
     if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
     const flags = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
-    const child = await startProcess(cleanups, [...flags, join(build, 'server.js')], { ...env, PORT: String(port) }, `${base}/readyz`)
+    const child = await startProcess(cleanups, [...flags, join(build, 'server.js')], { ...env, ...settings, PORT: String(port) }, `${base}/readyz`)
     services.push({ label, base, pid: child.pid ?? NaN })
   }
 

@@ -69,7 +69,8 @@ const limiterLua = definitions.find((s) => s.name === 'slidingWindow')?.lua ?? '
 const fusing = Object.create(redis) as RedisClient & Record<string, (...args: unknown[]) => Promise<unknown>>
 const methods = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
 for (const { name, numberOfKeys, lua } of definitions) {
-  if (!['leaderboardPage', 'member', 'guildStats', 'around', 'memberBatch', 'periodPage'].includes(name)) continue
+  // The reads with a fixed number of keys (each of these): the limiter's key goes first.
+  if (numberOfKeys === undefined || !['leaderboardPage', 'member', 'guildStats', 'around', 'memberBatch', 'periodPage'].includes(name)) continue
   const fusedName = `fused${name[0]?.toUpperCase() ?? ''}${name.slice(1)}`
   redis.defineCommand(fusedName, { numberOfKeys: numberOfKeys + 1, lua: fusedLua(limiterLua, lua) })
   fusing[name] = async (...args: unknown[]) => {
