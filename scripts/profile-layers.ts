@@ -10,12 +10,8 @@
 // also given in µs per request. The profile samples wall time while the process runs, so on a
 // loaded machine a system call's share includes time the kernel spent elsewhere after it: shares
 // are for ranking, and the paired CPU measurement is the figure.
-import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-
-interface CallFrame { functionName: string, url: string }
-interface ProfileNode { id: number, callFrame: CallFrame, children?: number[] }
-interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
+import { readProfile } from './cpu-profile.js'
 
 /** Frames a sample passes through to its layer: streams, sockets and files serve every layer. */
 const TRANSPARENT = /^node:(net|fs|buffer|internal\/(streams|stream_base_commons|fs|buffer|util))/
@@ -38,10 +34,7 @@ const LAYERS: Array<[string, RegExp]> = [
 const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { us: { type: 'string' } } })
 const file = positionals[0]
 if (file === undefined) throw new Error('usage: profile-layers.ts PROFILE.cpuprofile [--us US_PER_REQUEST]')
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
-const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-const parent = new Map<number, number>()
-for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+const { profile, byId, parent } = readProfile(file)
 
 const time = new Map<string, number>()
 let busy = 0

@@ -7,12 +7,8 @@
 //
 // Percentages are of the samples when the process was not idle. With --per N (the requests the
 // profiled process served while profiled), each line also says µs per request.
-import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-
-interface CallFrame { functionName: string, url: string, lineNumber: number }
-interface ProfileNode { id: number, callFrame: CallFrame, children?: number[] }
-interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[], startTime: number, endTime: number }
+import { type CallFrame, readProfile } from './cpu-profile.js'
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
@@ -20,10 +16,7 @@ const { values: args, positionals } = parseArgs({
 })
 const file = positionals[0]
 if (file === undefined) throw new Error('usage: profile-summary.ts PROFILE.cpuprofile [--top N] [--frames a,b] [--per REQUESTS]')
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
-const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-const parent = new Map<number, number>()
-for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+const { profile, byId, parent } = readProfile(file)
 
 /** Where a frame's code lives: the service's file, a dependency, Node's module, or V8's own. */
 function place ({ url, functionName }: CallFrame): string {
