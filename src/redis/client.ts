@@ -100,6 +100,7 @@ declare module 'ioredis' {
     guildStats(stats: string, settings: string, version: string, defaultCurve: string): Result<Reply[], Context>
     slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str, peek: Str, hits: Str): Result<[number, number, number, number, number], Context>
     apiKeyLookup(record: string, hash: string): Result<Reply[], Context>
+    releaseClaim(claim: string, owner: string): Result<number, Context>
     migrateGuild(names: string, streaks: string, claims: string, members: string, board: string, version: string): Result<number, Context>
   }
 }
