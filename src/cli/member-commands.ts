@@ -4,6 +4,7 @@ import { InvalidParameterError, MemberNotFoundError } from '../errors.js'
 import { CURVES, type Curve, levelForXp, MAX_XP } from '../levels/curves.js'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { MAX_AWARD } from '../validation.js'
+import { levelCurve } from '../settings/settings.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
 import { addGuildShow } from './guild-show.js'
@@ -25,8 +26,7 @@ export function addMemberCommands (program: Command): void {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
         const { gained, xp } = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
-        const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
-        const level = levelForXp(curve, xp)
+        const level = levelForXp(levelCurve(await writer.settings.read(opts.guild)), xp)
         if (opts.json === true) {
           printJson({ guild_id: opts.guild, user_id: opts.user, awarded: opts.xp, gained, xp, level })
           return
@@ -98,9 +98,9 @@ export function addMemberCommands (program: Command): void {
     .option('--json', 'print one line of JSON')
     .action(async (opts: { guild: string, user: string, xp: number, username?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
-        const previous = await new LeaderboardWriter(redis, keys).setXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
-        const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
-        const level = levelForXp(curve, opts.xp)
+        const writer = new LeaderboardWriter(redis, keys)
+        const previous = await writer.setXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
+        const level = levelForXp(levelCurve(await writer.settings.read(opts.guild)), opts.xp)
         if (opts.json === true) {
           printJson({ guild_id: opts.guild, user_id: opts.user, xp: opts.xp, previous_xp: previous, level })
           return

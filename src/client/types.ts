@@ -128,9 +128,9 @@ export interface GuildStats {
    */
   average_level: number
   /**
-   * How XP maps to levels (see docs/api.md, "Levels and curves")
+   * How XP maps to levels (see docs/api.md, "Levels and curves"): a built-in curve, or `custom`, the server's own
    */
-  xp_curve: 'mee6' | 'linear' | 'flat'
+  xp_curve: 'mee6' | 'linear' | 'flat' | 'custom'
   xp_multiplier: number
 }
 

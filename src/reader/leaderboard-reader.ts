@@ -11,7 +11,7 @@ import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
-import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
+import { type Curve, DEFAULT_CURVE, isCurve, type LevelCurve, levelForXp, levelProgress } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError } from '../errors.js'
@@ -20,6 +20,8 @@ import type { Static } from 'typebox'
 import type { AroundPage, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardPage as LeaderboardPageSchema } from '../schemas/leaderboard.js'
 import type { MemberList as MemberListSchema, MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
+import { SettingsStore } from '../settings/settings-store.js'
+import { LevelCurves } from './level-curves.js'
 
 const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 
@@ -46,7 +48,7 @@ export function memberFound<R extends { value: unknown }> (read: R, guildId: str
   return read as R & { value: NonNullable<R['value']> }
 }
 
-/** The curve a settings reply names, or the default. */
+/** The built-in curve a settings reply names, or the default. */
 export function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
 }
@@ -55,7 +57,7 @@ export function curveOf (value: Reply | undefined): Curve {
  * Leaderboard entries from a read script's parallel lists, ranked from `firstRank`: board
  * members, the XP that sets each level, records, and the XP shown (a period's, or the same).
  */
-function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], xps: readonly Reply[],
+function toEntries (firstRank: number, curve: LevelCurve, members: readonly Reply[], xps: readonly Reply[],
   records: ReadonlyArray<string | null | undefined>, shownXps: readonly Reply[] = xps): LeaderboardEntry[] {
   const data: LeaderboardEntry[] = new Array(members.length)
   for (let i = 0; i < members.length; i++) {
@@ -87,12 +89,15 @@ export class LeaderboardReader {
    * failed GET fails only its own server's reads (on a cluster, servers live on other masters).
    */
   readonly #versions: DataLoader<string, string>
+  /** The curves the reads name, a server's custom one read once per settings epoch. */
+  readonly curves: LevelCurves
 
   constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
     this.clock = clock
+    this.curves = new LevelCurves(new SettingsStore(redis, keys))
     this.#versions = perTurnLoader(async (guildIds) => await this.#readVersions(guildIds), commandTimeoutOf(redis))
   }
 
@@ -117,9 +122,9 @@ export class LeaderboardReader {
     if (period !== 'all') return await this.#readPeriodPage(guildId, page, limit, period)
     const k = this.keys.guild(guildId)
     const start = (page - 1) * limit
-    const [version, total, curveReply, members, xps, records] =
-      await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + limit - 1)
-    const data = toEntries(start + 1, curveOf(curveReply), members, xps, records)
+    const { reply: [version, total, , members, xps, records], curve } = await this.curves.read(guildId,
+      async () => await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + limit - 1), (r) => r[2])
+    const data = toEntries(start + 1, curve, members, xps, records)
     return { version: version ?? '0', value: { data, total: Number(total), page } }
   }
 
@@ -130,53 +135,53 @@ export class LeaderboardReader {
   async #readPeriodPage (guildId: string, page: number, limit: number, period: Exclude<Period, 'all'>): Promise<Versioned<LeaderboardPage>> {
     const k = this.keys.guild(guildId)
     const start = (page - 1) * limit
-    const [version, nowMs, , total = 0, curveReply, members = [], periodXps = [], xps = [], records = []] =
-      await inCurrentPeriods(this.clock, async (p) => {
+    const { reply: [version, nowMs, , total = 0, , members = [], periodXps = [], xps = [], records = []], curve } =
+      await this.curves.read(guildId, async () => await inCurrentPeriods(this.clock, async (p) => {
         const reply = await this.redis.periodPage(this.keys.period(guildId, spanOfPeriod(period, p.from).label),
           k.board, k.members, k.settings, k.version, start, start + limit - 1, p.from, p.until)
         return periodRead(reply)
-      })
+      }), (r) => r[4])
     this.clock.observe(nowMs)
-    const data = toEntries(start + 1, curveOf(curveReply), members, xps, records, periodXps)
+    const data = toEntries(start + 1, curve, members, xps, records, periodXps)
     return { version: version ?? '0', nowMs, value: { data, total: Number(total), page } }
   }
 
   /** Ranks max(1, r - radius) .. min(total, r + radius) around the member's rank r, or null for a non-member. */
   async readAround (guildId: string, userId: string, radius: number): Promise<Versioned<Around | null>> {
     const k = this.keys.guild(guildId)
-    const [version, total, curveReply, rank, first = 0, members = [], xps = [], records = []] =
-      await this.redis.around(k.board, k.members, k.settings, k.version, boardMember(userId), radius)
+    const { reply: [version, total, , rank, first = 0, members = [], xps = [], records = []], curve } = await this.curves.read(guildId,
+      async () => await this.redis.around(k.board, k.members, k.settings, k.version, boardMember(userId), radius), (r) => r[2])
     if (rank === null) return { version: version ?? '0', value: null }
-    const data = toEntries(first + 1, curveOf(curveReply), members, xps, records)
+    const data = toEntries(first + 1, curve, members, xps, records)
     return { version: version ?? '0', value: { data, total: Number(total), rank: rank + 1 } }
   }
 
   /** The member's record, or null (with the version and time all the same) for a non-member. */
   async readMember (guildId: string, userId: string): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
-    const [version, nowMs, , xp, rank, record, curve, weekXp, monthXp] = await inCurrentPeriods(this.clock, async (p) => {
-      const reply = await this.redis.member(k.board, k.members, k.settings, k.version,
-        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), boardMember(userId), p.from, p.until)
-      return periodRead(reply)
-    })
+    const { reply: [version, nowMs, , xp, rank, record, , weekXp, monthXp], curve } = await this.curves.read(guildId,
+      async () => await inCurrentPeriods(this.clock, async (p) => {
+        const reply = await this.redis.member(k.board, k.members, k.settings, k.version,
+          this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), boardMember(userId), p.from, p.until)
+        return periodRead(reply)
+      }), (r) => r[6])
     this.clock.observe(nowMs)
     const value = xp === null || xp === undefined
       ? null
-      : memberRecord(userId, Number(xp), Number(rank), record, curveOf(curve), weekXp, monthXp, nowMs)
+      : memberRecord(userId, Number(xp), Number(rank), record, curve, weekXp, monthXp, nowMs)
     return { version: version ?? '0', nowMs, value }
   }
 
   /** The records of those of `userIds` (distinct) that are members, in the order given, and the ids that are not. */
   async readMembers (guildId: string, userIds: string[]): Promise<Versioned<MemberList> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
-    const [version, nowMs, , curveReply, xps = [], ranks = [], records = [], weekXps = [], monthXps = []] =
-      await inCurrentPeriods(this.clock, async (p) => {
+    const { reply: [version, nowMs, , , xps = [], ranks = [], records = [], weekXps = [], monthXps = []], curve } =
+      await this.curves.read(guildId, async () => await inCurrentPeriods(this.clock, async (p) => {
         const reply = await this.redis.memberBatch(k.board, k.members, k.settings, k.version,
           this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), p.from, p.until, ...userIds.map(boardMember))
         return periodRead(reply)
-      })
+      }), (r) => r[3])
     this.clock.observe(nowMs)
-    const curve = curveOf(curveReply)
     const data: MemberRecord[] = []
     const missing: string[] = []
     for (let i = 0; i < userIds.length; i++) {
@@ -195,14 +200,14 @@ export class LeaderboardReader {
   async readStats (guildId: string): Promise<Versioned<GuildStats>> {
     const k = this.keys.guild(guildId)
     const [version, curve, hundredths, xpTotal, membersWithXp, levelSum] =
-      await this.redis.guildStats(k.stats, k.settings, k.version, DEFAULT_CURVE)
+      await this.redis.guildStats(k.stats, k.settings, k.version, k.board, DEFAULT_CURVE)
     return {
       version: version === null || version === undefined ? '0' : String(version),
       value: {
         total_members: Number(membersWithXp ?? 0),
         total_xp: Number(xpTotal ?? 0),
         average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
-        xp_curve: curveOf(curve),
+        xp_curve: curve === 'custom' ? 'custom' : curveOf(curve),
         xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS))
       }
     }
@@ -223,7 +228,7 @@ function periodRead<T extends [unknown, number, number, ...unknown[]]> (reply: T
 }
 
 /** A member's record from a script's raw fields (rank 0-based). */
-function memberRecord (userId: string, xp: number, rank: number, record: string | null | undefined, curve: Curve,
+function memberRecord (userId: string, xp: number, rank: number, record: string | null | undefined, curve: LevelCurve,
   weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): MemberRecord {
   const { streak, lastClaim, username } = parseRecord(record)
   const progress = levelProgress(curve, xp)

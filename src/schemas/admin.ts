@@ -152,7 +152,10 @@ export const ImportResult = named('ImportResult', Type.Object({
     index: Type.Optional(Type.Integer({ description: "A bot's JSON: the bad row's index in its page's list (0-based)" })),
     reason: Type.String()
   })),
-  settings: Type.Union([Type.Object({ xp_curve: Type.Enum([...CURVES], { type: 'string' }), xp_multiplier: Type.Number() }), Type.Null()], {
+  settings: Type.Union([Type.Object({
+    xp_curve: Type.Union([Type.Enum([...CURVES], { type: 'string' }), Type.Null()], { description: "null: the file's server had a custom curve, which a file cannot carry (the server's curve was kept)" }),
+    xp_multiplier: Type.Number()
+  }), Type.Null()], {
     description: "The curve and multiplier set from the file (an export's columns), or null"
   })
 }, { description: 'What the import did' }))

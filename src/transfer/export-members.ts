@@ -6,11 +6,11 @@
 // would read as a formula is marked as text (spreadsheet-cells.ts); the import unmarks it.
 import { stringify } from 'csv-stringify/sync'
 import { InvalidParameterError } from '../errors.js'
-import { type Curve, levelForXp } from '../levels/curves.js'
+import { type Curve, curveName, levelForXp } from '../levels/curves.js'
 import { redisNow } from '../redis/client.js'
 import { userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord } from '../redis/records.js'
-import { currentStreak, curveOf, type LeaderboardReader } from '../reader/leaderboard-reader.js'
+import { currentStreak, type LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
 import { textCell } from './spreadsheet-cells.js'
 
@@ -32,7 +32,7 @@ export interface ExportedMember {
   /** ISO 8601 UTC with milliseconds; null (empty in CSV) if the member never claimed. */
   last_daily_claim: string | null
   /** The server's settings, the same on every row. */
-  xp_curve: Curve
+  xp_curve: Curve | 'custom'
   xp_multiplier: number
 }
 
@@ -101,7 +101,7 @@ export class MemberExport implements AsyncIterable<string> {
     let firstVersion: string | null = null
     const read = (start: number): Promise<ExportedMember[]> => {
       const page = redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + this.chunk - 1)
-        .then(([version, total, curveReply, members, xps, records]) => {
+        .then(async ([version, total, curveReply, members, xps, records]) => {
           if (start === 0) {
             this.total = total
             firstVersion = version
@@ -109,7 +109,8 @@ export class MemberExport implements AsyncIterable<string> {
           } else if (version !== firstVersion) {
             this.consistent = false
           }
-          const curve = curveOf(curveReply)
+          // A curve changed since the export began moves the version too: `consistent` says so.
+          const curve = await this.reader.curves.named(this.guildId, curveReply) ?? await this.reader.curves.current(this.guildId)
           return members.map((member, i): ExportedMember => {
             const xp = Number(xps[i])
             const { streak, lastClaim, username } = parseRecord(records[i])
@@ -120,7 +121,7 @@ export class MemberExport implements AsyncIterable<string> {
               level: levelForXp(curve, xp),
               daily_streak: currentStreak(streak, lastClaim, nowMs),
               last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
-              xp_curve: curve,
+              xp_curve: curveName(curve),
               xp_multiplier: multiplier
             }
           })

@@ -14,7 +14,10 @@
   Returns { version|false, total, curve|false, rank (0-based)|false, first (0-based),
   { board member... }, { xp... }, { record|false... } } in rank order; rank is false (and nothing
   follows) when the user is not a member.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
+--- @include "shown-curve"
+
 local version = redis.call('GET', KEYS[4])
 local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
 if not rank then return { version, 0, false, false } end
@@ -25,7 +28,7 @@ local entries = redis.call('ZREVRANGE', KEYS[1], first, rank + radius)
 return {
   version,
   redis.call('ZCARD', KEYS[1]),
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   rank,
   first,
   entries,

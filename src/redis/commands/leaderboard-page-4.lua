@@ -12,12 +12,15 @@
 
   Returns { version|false, total, curve|false, { board member... }, { xp... }, { record|false... } }
   in rank order.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
+--- @include "shown-curve"
+
 local entries = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
 local result = {
   redis.call('GET', KEYS[4]),
   redis.call('ZCARD', KEYS[1]),
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   entries
 }
 if #entries > 0 then

@@ -17,8 +17,10 @@
   week_xp|false, month_xp|false }: current is 0 (and nothing follows) when Redis's clock is
   outside the window, so the caller reads again with the periods of now_ms; xp is false (and
   nothing follows) when the user is not a member.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "periods"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local now, current = period_clock(ARGV[2], ARGV[3])
@@ -32,7 +34,7 @@ return {
   xp,
   redis.call('ZREVRANK', KEYS[1], ARGV[1]),
   redis.call('HGET', KEYS[2], ARGV[1]),
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   redis.call('ZSCORE', KEYS[5], ARGV[1]),
   redis.call('ZSCORE', KEYS[6], ARGV[1])
 }

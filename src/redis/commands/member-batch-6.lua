@@ -17,8 +17,10 @@
   { record|false... }, { week_xp|false... }, { month_xp|false... } }, each list in the order of
   the board members given (false: not a member); current is 0 (and nothing follows) when Redis's
   clock is outside the window, so the caller reads again with the periods of now_ms.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "periods"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local now, current = period_clock(ARGV[1], ARGV[2])
@@ -33,7 +35,7 @@ return {
   version,
   now,
   1,
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   xps,
   ranks,
   redis.call('HMGET', KEYS[2], unpack(ARGV, 3)),
