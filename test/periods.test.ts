@@ -182,7 +182,7 @@ t.test("Redis's clock decides the period, not the writer's: a writer whose clock
     clock.observe(Date.now() + skew)
     const skewed = new LeaderboardWriter(redis, keys, { clock })
     xp += 5
-    t.same(await skewed.awardXp({ guildId, userId: '7', xp: 5 }), { gained: 5, xp })
+    t.match(await skewed.awardXp({ guildId, userId: '7', xp: 5 }), { gained: 5, xp })
     t.ok(Math.abs(clock.now() - Date.now()) < 60_000, `skew ${skew / DAY} days: the writer learned Redis's clock from the script`)
   }
   t.same(await periodBoard(period(p.week.label)), { 7: 15 })
@@ -203,8 +203,9 @@ t.test('the award script refuses a window that does not hold Redis time, changin
     opsPrev: keys.operations(guildId, 0),
     week: period(p.week.label),
     month: period(p.month.label),
+    day: keys.day(guildId, '2026-11-25'),
     member: boardMember('9'),
-    award: 10,
+    gain: 10,
     username: '',
     maxXp: 1e12,
     opId: op,
@@ -212,7 +213,9 @@ t.test('the award script refuses a window that does not hold Redis time, changin
     from,
     until: to,
     weekExpireAt: keepUntil(p.week),
-    monthExpireAt: keepUntil(p.month)
+    monthExpireAt: keepUntil(p.month),
+    epoch: 0,
+    dayExpireAt: keepUntil(p.week)
   })
   const before = await dataSnapshot(raw, `${keys.prefix}:*`)
   const now = await redisNow(redis)
@@ -221,7 +224,7 @@ t.test('the award script refuses a window that does not hold Redis time, changin
   t.ok(Math.abs(Number(late[1]) - now) < 5000, "with Redis's time")
   t.equal((await award(now - 120_000, now - 60_000, 'b'))[0], -2, 'a window past')
   t.same(await dataSnapshot(raw, `${keys.prefix}:*`), before, 'nothing changed')
-  t.same(await award(now - 60_000, now + 60_000, 'a'), [1, 10, 10], 'the same operation, in a window holding now, is applied (the refusal was not remembered)')
+  t.same(await award(now - 60_000, now + 60_000, 'a'), [1, 10, 10, 0, 0, '', ''], 'the same operation, in a window holding now, is applied (the refusal was not remembered)')
   t.same(await periodBoard(period(p.week.label)), { 9: 10 })
 })
 

@@ -88,9 +88,9 @@ t.test('POST awards: multiplied awards with each member\'s xp, gain, level and l
   })
   t.equal(res.status, 200)
   t.same(res.body.results, [
-    { user_id: '1', xp: 15, gained: 15, level: 0, leveled_up: false },
-    { user_id: '2', xp: 105, gained: 15, level: 1, leveled_up: true },
-    { user_id: '1', xp: 165, gained: 150, level: 1, leveled_up: true }
+    { user_id: '1', xp: 15, gained: 15, level: 0, leveled_up: false, applied: true },
+    { user_id: '2', xp: 105, gained: 15, level: 1, leveled_up: true, applied: true },
+    { user_id: '1', xp: 165, gained: 150, level: 1, leveled_up: true, applied: true }
   ])
   const member = await ctx.app.inject({ url: `/api/v1/servers/${A}/members/1`, headers: { 'x-api-key': (await ctx.apiKeys.create({ guildId: A, plan: 'free' })).key } })
   t.match(member.json(), { username: 'ann', xp: 165 })
@@ -277,7 +277,7 @@ t.test('Idempotency-Key: a first request cut off after its body was sent is appl
   })
   t.equal(retry.status, 200)
   t.equal(retry.headers.get('idempotent-replayed'), 'true')
-  t.same(((await retry.json()) as { results: unknown }).results, [{ user_id: '11', xp: 70, gained: 70, level: 0, leveled_up: false }])
+  t.same(((await retry.json()) as { results: unknown }).results, [{ user_id: '11', xp: 70, gained: 70, level: 0, leveled_up: false, applied: true }])
   t.equal(Number(await ctx.redis.zscore(ctx.keys.guild(A).board, '99999999999999999988')), 70, 'applied once')
 })
 

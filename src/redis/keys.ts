@@ -8,6 +8,7 @@ import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 const PERIOD_LABEL = /^\d{4}-(W\d{2}|\d{2})$/
+const DAY_LABEL = /^\d{4}-\d{2}-\d{2}$/
 
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
@@ -22,6 +23,11 @@ export interface GuildKeys {
   version: string
   /** SET: ids of this server's API keys. */
   apiKeys: string
+  /**
+   * ZSET: board member -> Unix ms (Redis's clock) of the member's last award that added XP, while a
+   * cooldown is set; members past the longest cooldown are trimmed (includes/rules.lua).
+   */
+  cooldowns: string
 }
 
 /** Keys of schema 1 (before 2026-11), read only by the migration to schema 2. */
@@ -56,7 +62,8 @@ export class KeyBuilder {
       stats: `${base}:stats`,
       settings: `${base}:settings`,
       version: `${base}:version`,
-      apiKeys: `${base}:api-keys`
+      apiKeys: `${base}:api-keys`,
+      cooldowns: `${base}:cooldowns`
     }
   }
 
@@ -90,6 +97,16 @@ export class KeyBuilder {
   period (guildId: string, label: string): string {
     if (!PERIOD_LABEL.test(label)) throw new Error(`not a period label: ${JSON.stringify(label)}`)
     return `${this.prefix}:{${guildId}}:period:${label}`
+  }
+
+  /**
+   * ZSET: board member -> XP gained by awards in one of the server's days (its time zone; `label`
+   * YYYY-MM-DD, src/calendar/): the daily cap's count (includes/rules.lua), and the day's gains for
+   * its history. Every award that adds XP counts into it (includes/award.lua).
+   */
+  day (guildId: string, label: string): string {
+    if (!DAY_LABEL.test(label)) throw new Error(`not a day label: ${JSON.stringify(label)}`)
+    return `${this.prefix}:{${guildId}}:day:${label}`
   }
 
   /** HASH: operation id -> reply of the writes applied in one time bucket (src/writer/operations.ts), with a TTL. */

@@ -9,16 +9,16 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
-    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'day', 'cooldowns'],
+    argv: ['member', 'gain', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'epoch', 'dayExpireAt']
   },
-  // Then 4 values per award (board member, award, username, its own operation id or ''): awardBatch's `awards`.
+  // Then 4 values per award (board member, gain, username, its own operation id or ''): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
-    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'day', 'cooldowns'],
+    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'dayExpireAt']
   },
   setXp: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings'],
     argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs']
   },
   setUsername: {
@@ -53,16 +53,22 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<[number, number, number?]> {
+/** An award's reply: status, XP, gain, level before and after, roles to add and to remove (see award-xp-11.lua). */
+export type AwardReply = [number, number, number, number?, number?, string?, string?]
+
+export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 4 values each (see award-batch-9.lua). */
-export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
+/** The awards follow the named arguments: 4 values each (see award-batch-11.lua). */
+export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<Array<number | string>> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
-export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<number> {
+/** Previous XP, level before and after, roles to add and to remove (see set-xp-7.lua; a reply remembered before levels were given holds the first alone). */
+export type SetXpReply = [number, number?, number?, string?, string?]
+
+export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<SetXpReply> {
   return await redis.setXp(...scriptArgs('setXp', input))
 }
 

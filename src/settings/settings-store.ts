@@ -72,6 +72,11 @@ export class SettingsCache {
     return await settings
   }
 
+  /** Keeps settings this process just wrote (and read back): the next write computes from them. */
+  set (guildId: string, settings: GuildSettings): void {
+    this.#cached.set(guildId, Promise.resolve(settings))
+  }
+
   /** The settings read again: after a script answered that their epoch moved. */
   async refresh (guildId: string): Promise<GuildSettings> {
     this.#cached.delete(guildId)

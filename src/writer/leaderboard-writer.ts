@@ -3,15 +3,19 @@
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
-import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW } from '../redis/script-status.js'
+import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW, SETTINGS_CHANGED } from '../redis/script-status.js'
 import * as scripts from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
 import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
+import { dayBoardKeepUntil, type ServerCalendar, serverCalendar } from '../calendar/server-calendar.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
-import { DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
-import type { GuildSettings, SettingsInput } from '../settings/settings.js'
-import { SettingsStore } from '../settings/settings-store.js'
+import { levelForXp, MAX_XP } from '../levels/curves.js'
+import { type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
+import { SettingsCache, SettingsStore } from '../settings/settings-store.js'
+import { type AwardPlace, awardGain, boostHundredths, stackedMultiplier } from '../rules/gain.js'
+import type { RoleChanges } from '../rules/role-rewards.js'
+import { randomInt } from 'node:crypto'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { withDeadline } from '../redis/deadline.js'
@@ -24,6 +28,19 @@ import {
 function periodAttempt<T extends [number, ...Array<number | undefined>]> (reply: T): PeriodAttempt<T> {
   return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
 }
+
+/** What a script attempt computed from a server's settings gave: its result, or why to try again. */
+type SettingsAttempt<T> = { done: T } | { outsideAt: number } | { settingsChanged: true }
+
+/** A reply of a script that checks the settings' epoch and the calendar's window, as such an attempt (length: a whole reply's). */
+function settingsAttempt<T extends Array<number | string | undefined>> (reply: T): SettingsAttempt<T> {
+  if (reply.length === 2 && reply[0] === OUTSIDE_PERIOD_WINDOW) return { outsideAt: Number(reply[1]) }
+  if (reply.length === 2 && reply[0] === SETTINGS_CHANGED) return { settingsChanged: true }
+  return { done: reply }
+}
+
+/** Tries of a write whose settings or calendar moved under it, each computed again. */
+const SETTINGS_TRIES = 5
 
 /** How far ahead of the service's clock a daily claim may be dated. */
 export const MAX_CLAIM_AHEAD_MS = 5 * 60 * 1000
@@ -65,16 +82,41 @@ export const DEFAULT_SETTLE_TIMEOUT_MS = 10_000
 const SETTLE_FIRST_PAUSE_MS = 25
 const SETTLE_MAX_PAUSE_MS = 1000
 
+/** An award's XP: a whole number, or a range the writer draws from (inclusive: MEE6's 15 to 25). */
+export type AwardXp = number | { min: number, max: number }
+
+/** Why an award was not applied, or (daily_cap) applied only up to the cap. */
+export type AwardReason = 'cooldown' | 'daily_cap' | 'xp_limit'
+
+/** The most roles an award may name (Discord's limit on a server's roles). */
+export const MAX_AWARD_ROLES = 250
+
+/** Where an award was earned, for the server's multipliers: the member's roles and the channel. */
+export interface AwardRules {
+  roleIds?: readonly string[]
+  channelId?: string
+}
+
 export interface AwardResult {
-  /** XP actually added: floor(award * multiplier). */
+  /** XP actually added: floor(award × the multipliers), up to the daily cap; 0 when not applied. */
   gained: number
+  /** The member's XP after the award (as it stands, when the award was not applied). */
   xp: number
+  /** The level after the award, by the server's curve. */
+  level: number
+  leveledUp: boolean
+  /** false when the rules refused the award: nothing of it was applied (see `reason`). */
+  applied: boolean
+  /** Why it was not applied; with `applied` true, daily_cap says only the part under the cap was. */
+  reason?: AwardReason
+  /** Set when the level crossed a role reward's threshold (either way): the roles the bot should add and take away. */
+  roles?: RoleChanges
 }
 
 /** One award of a batch (awardMany). */
-export interface BatchAward {
+export interface BatchAward extends AwardRules {
   userId: string
-  xp: number
+  xp: AwardXp
   username?: string
   opId?: string
 }
@@ -82,10 +124,7 @@ export interface BatchAward {
 /** What one award of a batch did. */
 export interface BatchAwardResult extends AwardResult {
   userId: string
-  /** The level after the award, by the server's curve. */
-  level: number
-  leveledUp: boolean
-  /** Set when the award was refused (it would pass the XP limit): nothing of it was applied. */
+  /** Set when the award would pass the XP limit (also as reason): nothing of it was applied. */
   refused?: 'xp_limit'
   /**
    * Set when the award's own opId was applied by an earlier call: this is that call's result
@@ -93,6 +132,16 @@ export interface BatchAwardResult extends AwardResult {
    * answer never reached you (a timeout, say).
    */
   replayed?: true
+}
+
+/** What setMemberXp did. */
+export interface SetXpResult {
+  previousXp: number
+  xp: number
+  /** The level after it, by the server's curve. */
+  level: number
+  /** Set when the level crossed a role reward's threshold (either way). */
+  roles?: RoleChanges
 }
 
 /** Awards per awardMany call. */
@@ -205,6 +254,86 @@ class BulkColumns {
   }
 }
 
+/** An award as checked: its XP (a range drawn) and where it was earned. */
+interface CheckedAward {
+  xp: number
+  place: AwardPlace
+}
+
+/** Checks an award's XP, roles and channel (an error names the bad one); a range is drawn now, once. */
+function checkAward (a: AwardRules & { xp: AwardXp }): CheckedAward {
+  let xp: number
+  if (typeof a.xp === 'object' && a.xp !== null) {
+    const range = a.xp as { min?: unknown, max?: unknown }
+    const min = assertInteger('xp.min', range.min, 1, MAX_AWARD)
+    const max = assertInteger('xp.max', range.max, min, MAX_AWARD)
+    xp = min === max ? min : randomInt(min, max + 1)
+  } else {
+    xp = assertInteger('xp', a.xp, 1, MAX_AWARD)
+  }
+  if (a.roleIds !== undefined && (!Array.isArray(a.roleIds) || a.roleIds.length > MAX_AWARD_ROLES)) {
+    throw new InvalidParameterError(`role_ids must be a list of at most ${MAX_AWARD_ROLES} role ids`)
+  }
+  const roleIds = a.roleIds?.map((id, i) => assertSnowflake(`role_ids[${i}]`, id))
+  const channelId = a.channelId === undefined ? undefined : assertSnowflake('channel_id', a.channelId)
+  return { xp, place: { roleIds, channelId } }
+}
+
+/** The gain of an award under `settings`, with the boosts that run throughout the calendar's window. */
+function gainOf (settings: GuildSettings, calendar: ServerCalendar, award: CheckedAward): number {
+  return awardGain(award.xp, settings.multiplierHundredths, stackedMultiplier(settings.multipliers, award.place), boostHundredths(calendar.boosts))
+}
+
+/** The reason of each status that has one (src/redis/script-status.ts). */
+const REASONS: Readonly<Record<number, AwardReason>> = {
+  [AwardStatus.capped]: 'daily_cap',
+  [AwardStatus.overXpLimit]: 'xp_limit',
+  [AwardStatus.cooldown]: 'cooldown',
+  [AwardStatus.dailyCap]: 'daily_cap'
+}
+
+/** `roles` when either list names a role (comma-separated ids, as the scripts give them). */
+function roleChangesOf (add: string, remove: string): { roles?: RoleChanges } {
+  if (add === '' && remove === '') return {}
+  return { roles: { add: add === '' ? [] : add.split(','), remove: remove === '' ? [] : remove.split(',') } }
+}
+
+/** An award's result from its 7 values in a script's reply, from `at` (see award-batch-11.lua). */
+function awardResult (reply: ArrayLike<number | string | undefined>, at: number): AwardResult {
+  const status = Number(reply[at])
+  const from = Number(reply[at + 3])
+  const to = Number(reply[at + 4])
+  const reason = REASONS[status]
+  return {
+    gained: Number(reply[at + 2]),
+    xp: Number(reply[at + 1]),
+    level: to,
+    leveledUp: to > from,
+    applied: status === AwardStatus.awarded || status === AwardStatus.capped,
+    ...(reason === undefined ? {} : { reason }),
+    ...roleChangesOf(String(reply[at + 5] ?? ''), String(reply[at + 6] ?? ''))
+  }
+}
+
+/** An award's result from a reply remembered before results carried levels: { status, xp, gain }, a replay marked in the status. */
+function shortAwardResult (reply: ArrayLike<number | string | undefined>, at: number, settings: GuildSettings): AwardResult & { replayed?: true } {
+  const status = Number(reply[at])
+  const applied = status === AwardStatus.awarded || status === AwardStatus.replayedAwarded
+  const xp = Number(reply[at + 1])
+  const gained = applied ? Number(reply[at + 2]) : 0
+  const curve = levelCurve(settings)
+  const level = levelForXp(curve, xp)
+  return {
+    gained,
+    xp,
+    level,
+    leveledUp: level > levelForXp(curve, xp - gained),
+    applied,
+    ...(applied ? {} : { reason: 'xp_limit' as const }),
+    ...(status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {})
+  }
+}
+
 export class LeaderboardWriter {
   readonly redis: RedisClient
   readonly keys: KeyBuilder
@@ -215,12 +344,15 @@ export class LeaderboardWriter {
   readonly settleTimeoutMs: number
   /** Redis's clock as the write scripts last reported it, to name the current period boards. */
   readonly #clock: RedisClock
+  /** The settings awards are computed from, each server's as of an epoch the scripts check. */
+  readonly #settingsCache: SettingsCache
 
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder(), options: WriterOptions = {}) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
     this.settings = new SettingsStore(redis, keys)
+    this.#settingsCache = new SettingsCache(this.settings)
     this.#clock = options.clock ?? new RedisClock()
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
     this.settleTimeoutMs = assertInteger('settleTimeoutMs', options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS, 1, 3600 * 1000)
@@ -249,46 +381,78 @@ export class LeaderboardWriter {
     }
   }
 
-  /** Adds floor(xp * the server's multiplier) to a member, creating it if needed. */
-  async awardXp (ref: MemberRef & { xp: number, username?: string }): Promise<AwardResult> {
+  /**
+   * Runs `attempt` (one script call computed from the server's settings and its calendar at this
+   * writer's estimate of Redis's clock) until the script takes it: again with the settings read
+   * afresh when their epoch moved, and with the calendar of Redis's time when that time was
+   * outside the attempt's window.
+   */
+  async #withSettings<T> (guildId: string, attempt: (settings: GuildSettings, calendar: ServerCalendar) => Promise<SettingsAttempt<T>>): Promise<T> {
+    let settings = await this.#settingsCache.get(guildId)
+    for (let tries = 1; ; tries++) {
+      const result = await attempt(settings, serverCalendar(settings, this.#clock.now()))
+      if ('done' in result) return result.done
+      if ('outsideAt' in result) this.#clock.observe(result.outsideAt)
+      else settings = await this.#settingsCache.refresh(guildId)
+      if (tries === SETTINGS_TRIES) throw new Error(`the settings or the calendar of server ${guildId} moved ${tries} times in a row under one write`)
+    }
+  }
+
+  /**
+   * Awards XP to a member, creating it if needed, as the server's rules say (see awardMany): the
+   * gain is floor(xp × the server's multiplier × the multipliers of `roleIds` and `channelId` ×
+   * the boost running), within the cooldown and the daily cap. `xp` may be a range to draw from.
+   * A refusal by the cooldown or the cap is a result (`applied: false`); passing the XP limit
+   * throws XpLimitError.
+   */
+  async awardXp (ref: MemberRef & AwardRules & { xp: AwardXp, username?: string }): Promise<AwardResult> {
     const { guildId, userId } = this.#ref(ref)
-    const award = assertInteger('xp', ref.xp, 1, MAX_AWARD)
+    const award = checkAward(ref)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
-      await scripts.awardXp(this.redis, {
+    let gain = 0
+    const reply = await this.#settle('awardXp', op.opId, async () => await this.#withSettings(guildId, async (settings, c) => {
+      gain = gainOf(settings, c, award)
+      return settingsAttempt(await scripts.awardXp(this.redis, {
         ...k,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, p.week.label),
-        month: this.keys.period(guildId, p.month.label),
+        week: this.keys.period(guildId, c.week.label),
+        month: this.keys.period(guildId, c.month.label),
+        day: this.keys.day(guildId, c.day.label),
         member: boardMember(userId),
-        award,
+        gain,
         username,
         maxXp: MAX_XP,
         opId: op.opId,
         opsTtlMs: op.ttlMs,
-        from: p.from,
-        until: p.until,
-        weekExpireAt: keepUntil(p.week),
-        monthExpireAt: keepUntil(p.month)
-      }))))
-    if (status !== AwardStatus.awarded) {
-      throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
+        from: c.from,
+        until: c.until,
+        weekExpireAt: keepUntil(c.week),
+        monthExpireAt: keepUntil(c.month),
+        epoch: settings.epoch,
+        dayExpireAt: dayBoardKeepUntil(c.day)
+      }))
+    }))
+    const result = awardResult(reply, 0)
+    if (result.reason === 'xp_limit') {
+      throw new XpLimitError(`awarding ${gain} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
-    return { gained, xp }
+    return result
   }
 
   /**
-   * Several awards to one server, each exactly as awardXp applies one (its multiplier, and its
-   * own operation id when it has one: applied once however often it is sent), with each
-   * member's new level. The call is an operation too (`opId`, or one made for it): sent again
-   * with the same `opId` and the same awards, it is applied once. Every
-   * award is checked before any is sent: one bad item (named by its index) and nothing is
-   * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
-   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-9.lua),
-   * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
+   * Several awards to one server, each exactly as awardXp applies one (its own operation id when
+   * it has one: applied once however often it is sent), with each member's new level. The call is
+   * an operation too (`opId`, or one made for it): sent again with the same `opId` and the same
+   * awards, it is applied once. Every award is checked before any is sent: one bad item (named by
+   * its index) and nothing is applied. An award the rules refuse (cooldown, daily cap, or the XP
+   * limit: `applied: false` and the reason) is refused alone; the others are applied. An XP range
+   * is drawn here, once: a resend carries the same draw, and an award whose opId was applied
+   * before answers its first draw's result. The awards go to Redis in calls of AWARD_BATCH
+   * (award-batch-11.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
+   * per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
     assertSnowflake('guild_id', guildId)
@@ -302,13 +466,15 @@ export class LeaderboardWriter {
     const callId = options.opId ?? randomOperationId()
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
-    const args = new Array<string>(4 * awards.length)
+    const checked = new Array<CheckedAward>(awards.length)
+    // 4 values per award (see award-batch-11.lua); the gains, at 4i + 1, are filled in by each attempt.
+    const args = new Array<string | number>(4 * awards.length)
     awards.forEach((a, i) => {
       try {
         if (typeof a !== 'object' || a === null) throw new InvalidParameterError('must be an object')
         userIds[i] = assertSnowflake('user_id', a.userId)
+        checked[i] = checkAward(a)
         args[4 * i] = boardMember(a.userId)
-        args[4 * i + 1] = String(assertInteger('xp', a.xp, 1, MAX_AWARD))
         args[4 * i + 2] = a.username === undefined ? '' : assertUsername(a.username)
         args[4 * i + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
       } catch (err) {
@@ -317,55 +483,67 @@ export class LeaderboardWriter {
       }
     })
     const k = this.keys.guild(guildId)
-    const curve = this.redis.hget(k.settings, 'curve')
-    curve.catch(() => {}) // awaited below, after the awards' own failure if any
-    const chunks: Array<Promise<number[]>> = []
+    const chunks: Array<Promise<Array<AwardResult & { replayed?: true }>>> = []
     for (let from = 0; from < awards.length; from += AWARD_BATCH) {
-      const chunk = args.slice(4 * from, 4 * Math.min(awards.length, from + AWARD_BATCH))
+      const to = Math.min(awards.length, from + AWARD_BATCH)
+      const chunk = args.slice(4 * from, 4 * to)
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
-      chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
-        const reply = await scripts.awardBatch(this.redis, {
+      chunks.push(this.#settle('awardMany', undefined, async () => await this.#withSettings(guildId, async (settings, c) => {
+        for (let i = from; i < to; i++) chunk[4 * (i - from) + 1] = gainOf(settings, c, checked[i] as CheckedAward)
+        const reply = settingsAttempt(await scripts.awardBatch(this.redis, {
           ...k,
           ops: op.current,
           opsPrev: op.previous,
-          week: this.keys.period(guildId, p.week.label),
-          month: this.keys.period(guildId, p.month.label),
+          week: this.keys.period(guildId, c.week.label),
+          month: this.keys.period(guildId, c.month.label),
+          day: this.keys.day(guildId, c.day.label),
           maxXp: MAX_XP,
           opsTtlMs: op.ttlMs,
-          from: p.from,
-          until: p.until,
-          weekExpireAt: keepUntil(p.week),
-          monthExpireAt: keepUntil(p.month),
-          callOpId: `${callId}:${from / AWARD_BATCH}`
-        }, chunk)
-        return reply[0] === OUTSIDE_PERIOD_WINDOW && reply.length === 2 ? { outsideAt: Number(reply[1]) } : { done: reply }
+          from: c.from,
+          until: c.until,
+          weekExpireAt: keepUntil(c.week),
+          monthExpireAt: keepUntil(c.month),
+          callOpId: `${callId}:${from / AWARD_BATCH}`,
+          epoch: settings.epoch,
+          dayExpireAt: dayBoardKeepUntil(c.day)
+        }, chunk))
+        if (!('done' in reply)) return reply
+        // A call remembered before results carried levels gives 3 values an award.
+        const stride = reply.done.length / (to - from)
+        return {
+          done: Array.from({ length: to - from }, (_, i) => stride === 3
+            ? shortAwardResult(reply.done, 3 * i, settings)
+            : { ...awardResult(reply.done, 8 * i), ...(reply.done[8 * i + 7] === 1 ? { replayed: true as const } : {}) })
+        }
       })))
     }
-    const replies = (await Promise.all(chunks)).flat()
-    const stored = await curve
-    const levels = isCurve(stored) ? stored : DEFAULT_CURVE
-    return userIds.map((userId, i) => {
-      const [status, xp = 0, gained = 0] = [replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]]
-      const replayed = status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {}
-      if (status !== AwardStatus.awarded && status !== AwardStatus.replayedAwarded) {
-        return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const, ...replayed }
-      }
-      const level = levelForXp(levels, xp)
-      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained), ...replayed }
-    })
+    const results = (await Promise.all(chunks)).flat()
+    return results.map((r, i) => ({ userId: userIds[i] as string, ...r, ...(r.reason === 'xp_limit' ? { refused: 'xp_limit' as const } : {}) }))
   }
 
-  /** Sets a member's XP outright (not multiplied), creating it if needed. Returns the previous XP. */
+  /** Sets a member's XP outright (not multiplied), creating it if needed. Returns the previous XP (setMemberXp tells more). */
   async setXp (ref: MemberRef & { xp: number, username?: string }): Promise<number> {
+    return (await this.setMemberXp(ref)).previousXp
+  }
+
+  /**
+   * Sets a member's XP outright (an administrative act: not multiplied, no rule applies),
+   * creating it if needed; with its level after it and, when the level crossed a role reward's
+   * threshold either way, the roles the bot should add and take away.
+   */
+  async setMemberXp (ref: MemberRef & { xp: number, username?: string }): Promise<SetXpResult> {
     const { guildId, userId } = this.#ref(ref)
     const xp = assertXp(ref.xp)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
+    const [previousXp, , to, add = '', remove = ''] = await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
       ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
     }))
+    // A reply remembered before levels were given: the level under the settings now, and no roles.
+    const level = to ?? levelForXp(levelCurve(await this.settings.read(guildId)), xp)
+    return { previousXp, xp, level, ...roleChangesOf(add, remove) }
   }
 
   /** Records a member's display name. Returns false (and stores nothing) for a non-member. */
@@ -438,7 +616,9 @@ export class LeaderboardWriter {
    */
   async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
-    return await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
+    const changed = await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
+    this.#settingsCache.set(guildId, changed)
+    return changed
   }
 
   /**

@@ -4,6 +4,10 @@
 -- that takes such a gain checks the epoch first, and applies nothing when it moved.
 --- @include "levels"
 
+-- A write script's reply when the settings' epoch is not the one its caller computed at
+-- (src/redis/script-status.ts): nothing changed, and the caller reads the settings again.
+local SETTINGS_CHANGED = -8
+
 -- The longest cooldown the settings allow (SETTINGS_LIMITS.cooldownSeconds.max), in ms: a
 -- member's last award older than this can never hold an award off, whatever the setting becomes.
 local MAX_COOLDOWN_MS = 3600 * 1000
