@@ -228,3 +228,26 @@ t.test('an XP range is drawn by the service between its bounds; a resend with th
   const bad = await call(ctx, 'POST', `/servers/${guild}/awards`, { awards: [{ user_id: '1', xp: 1 }, { user_id: '2', xp: { min: 25, max: 15 } }] })
   t.match(bad, { status: 400, body: { code: 'invalid_parameter', message: /awards\[1\]: xp\.max must be an integer from 25/ } }, 'max below min: 400 naming the item')
 })
+
+t.test('GET /api/v1/servers/{g}/role-rewards lists the rewards by level with the XP each takes; its ETag holds until the settings change', async (t) => {
+  const ctx = await setup(t)
+  const guild = newGuild()
+  const { key } = await ctx.apiKeys.create({ guildId: guild, plan: 'professional' })
+  const get = async (etag?: string): Promise<{ status: number, etag: string, body: unknown }> => {
+    const res = await ctx.app.inject({ url: `/api/v1/servers/${guild}/role-rewards`, headers: { 'x-api-key': key, ...(etag === undefined ? {} : { 'if-none-match': etag }) } })
+    return { status: res.statusCode, etag: String(res.headers.etag), body: res.body === '' ? null : res.json() }
+  }
+  t.same((await get()).body, { mode: 'stack', data: [] }, 'none set')
+  const [R1, R2, R9] = ['7300000000000000001', '7300000000000000002', '7300000000000000009']
+  await ctx.writer.configureGuild(guild, { roleRewards: [{ level: 9, roleId: R9 }, { level: 2, roleId: R2 }, { level: 1, roleId: R1 }], roleRewardsMode: 'replace' })
+  const first = await get()
+  t.same(first.body, { mode: 'replace', data: [{ level: 1, role_id: R1, xp: 100 }, { level: 2, role_id: R2, xp: 255 }, { level: 9, role_id: R9, xp: 3720 }] }, 'by level, with the mee6 XP of each')
+  t.equal((await get(first.etag)).status, 304, 'unchanged: 304')
+  await ctx.writer.configureGuild(guild, { curve: 'custom', customCurve: [10, 20, 30] })
+  const custom = await get(first.etag)
+  t.equal(custom.status, 200, 'a settings change moves the ETag')
+  t.same(custom.body, { mode: 'replace', data: [{ level: 1, role_id: R1, xp: 10 }, { level: 2, role_id: R2, xp: 20 }, { level: 9, role_id: R9, xp: null }] },
+    'under a custom curve: a level past its last is reached by no XP')
+  const other = await ctx.apiKeys.create({ guildId: newGuild(), plan: 'professional' })
+  t.equal((await ctx.app.inject({ url: `/api/v1/servers/${guild}/role-rewards`, headers: { 'x-api-key': other.key } })).statusCode, 403, 'another server\'s key: 403')
+})

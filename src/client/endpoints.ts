@@ -3,7 +3,7 @@
 // watch method per live-update stream; the client (leaderboard-client.ts) sends them.
 import { type ApiResult, type CallOptions, id, type Query } from './call.js'
 import type { LiveUpdate, WatchOptions } from './live-stream.js'
-import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
+import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period, RoleRewards } from './types.js'
 
 /** The read endpoints; a subclass sends the requests. */
 export abstract class ReadEndpoints {
@@ -51,5 +51,10 @@ export abstract class ReadEndpoints {
   /** The server's aggregates and settings as they change. */
   watchStats (guildId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<GuildStats>, void, undefined> {
     return this.watch(`servers/${id(guildId)}/stats/stream`, {}, 'stats', options)
+  }
+
+  /** The roles the server gives at each level, and the XP each level takes. */
+  async roleRewards (guildId: string, options: CallOptions = {}): Promise<ApiResult<RoleRewards>> {
+    return await this.get(`servers/${id(guildId)}/role-rewards`, {}, options)
   }
 }

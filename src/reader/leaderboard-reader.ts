@@ -11,7 +11,7 @@ import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
-import { type Curve, DEFAULT_CURVE, isCurve, type LevelCurve, levelForXp, levelProgress } from '../levels/curves.js'
+import { type Curve, DEFAULT_CURVE, isCurve, type LevelCurve, levelForXp, levelProgress, xpForLevel } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError } from '../errors.js'
@@ -20,6 +20,8 @@ import type { Static } from 'typebox'
 import type { AroundPage, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardPage as LeaderboardPageSchema } from '../schemas/leaderboard.js'
 import type { MemberList as MemberListSchema, MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
+import type { RoleRewards as RoleRewardsSchema } from '../schemas/role-rewards.js'
+import { parseSettings } from '../settings/settings.js'
 import { SettingsStore } from '../settings/settings-store.js'
 import { LevelCurves } from './level-curves.js'
 
@@ -31,6 +33,7 @@ export type MemberRecord = Static<typeof MemberRecordSchema>
 export type MemberList = Static<typeof MemberListSchema>
 export type Around = Static<typeof AroundPage>
 export type GuildStats = Static<typeof GuildStatsSchema>
+export type RoleRewards = Static<typeof RoleRewardsSchema>
 
 /** A read with the server's data version it was made at ("0": the server has never been written). */
 export interface Versioned<T> {
@@ -209,6 +212,22 @@ export class LeaderboardReader {
         average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
         xp_curve: curve === 'custom' ? 'custom' : curveOf(curve),
         xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS))
+      }
+    }
+  }
+
+  /** The server's role rewards, each with the XP that reaches its level under the server's curve. */
+  async readRoleRewards (guildId: string): Promise<Versioned<RoleRewards>> {
+    const k = this.keys.guild(guildId)
+    const { reply: [version, rewards, mode], curve } = await this.curves.read(guildId,
+      async () => await this.redis.roleRewards(k.settings, k.version), (r) => r[3])
+    const parsed = parseSettings({ role_rewards: rewards ?? '', role_rewards_mode: mode ?? '' })
+    const top = typeof curve === 'string' ? Infinity : curve.thresholds.length
+    return {
+      version: version ?? '0',
+      value: {
+        mode: parsed.roleRewardsMode,
+        data: parsed.roleRewards.map((r) => ({ level: r.level, role_id: r.roleId, xp: r.level > top ? null : xpForLevel(curve, r.level) }))
       }
     }
   }

@@ -97,6 +97,7 @@ declare module 'ioredis' {
     around(board: string, members: string, settings: string, version: string, member: string, radius: Str): Result<AroundReply, Context>
     periodPage(period: string, board: string, members: string, settings: string, version: string,
       start: Str, stop: Str, from: Str, until: Str): Result<PeriodPageReply, Context>
+    roleRewards(settings: string, version: string): Result<[version: string | null, rewards: string | null, mode: string | null, curve: string | null], Context>
     guildStats(stats: string, settings: string, version: string, board: string, defaultCurve: string): Result<Reply[], Context>
     slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str, peek: Str, hits: Str): Result<[number, number, number, number, number], Context>
     apiKeyLookup(record: string, hash: string): Result<Reply[], Context>

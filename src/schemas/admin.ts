@@ -3,7 +3,7 @@
 import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
-import { Settings } from './settings.js'
+import { Settings, SettingsPreview } from './settings.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
@@ -185,7 +185,7 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [MemberRecord, RoleChanges, UpdatedMember, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
+export const adminNamedSchemas = [MemberRecord, RoleChanges, UpdatedMember, AwardResults, DailyResult, Settings, SettingsPreview, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -203,6 +203,7 @@ export const responses = {
     ...adminErrors
   },
   settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  settingsPreview: { 200: response(SettingsPreview, 'What the settings would change; nothing was changed', headers), ...adminErrors },
   keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
   keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyRotated: {

@@ -7,5 +7,6 @@ import { MemberList, MemberRecord } from './member.js'
 import { GuildStats } from './stats.js'
 import { HealthStatus } from './health.js'
 import { KeyInfo } from './key-info.js'
+import { RoleRewards } from './role-rewards.js'
 
-export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, KeyInfo, ApiError, HealthStatus]
+export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, RoleRewards, KeyInfo, ApiError, HealthStatus]

@@ -7,6 +7,7 @@ import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { AroundPage, AroundQuery, LeaderboardPage, LeaderboardQuery, LIMIT_DEFAULT, RADIUS_DEFAULT } from '../../schemas/leaderboard.js'
 import { IDS_MAX, MemberList, MemberRecord, MembersQuery } from '../../schemas/member.js'
 import { GuildStats } from '../../schemas/stats.js'
+import { RoleRewards } from '../../schemas/role-rewards.js'
 import { memberNotFound } from '../../schemas/responses.js'
 import { distinctIds, plainIntegers } from '../../schemas/messages.js'
 import { memberFound } from '../../reader/leaderboard-reader.js'
@@ -106,5 +107,17 @@ export const reads = [
       doc: "The server's aggregates and settings.",
       watch: { method: 'watchStats', doc: "The server's aggregates and settings as they change." }
     }
+  }),
+  readDeclaration({
+    path: '/servers/:guild_id/role-rewards',
+    operationId: 'getRoleRewards',
+    tags: ['stats'],
+    summary: 'The roles the server gives at each level (stacked or replaced), with the XP each level takes',
+    params: GuildParams,
+    body: RoleRewards,
+    description: "The server's role rewards",
+    server: (params) => params.guild_id,
+    read: async (reader, { params }) => await reader.readRoleRewards(params.guild_id),
+    client: { method: 'roleRewards', doc: 'The roles the server gives at each level, and the XP each level takes.' }
   })
 ]
