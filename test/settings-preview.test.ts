@@ -18,7 +18,8 @@ const random = new Random('preview')
 
 /** The preview, member by member: what the service would tell the bot for each. */
 function bruteForce (xps: number[], current: GuildSettings, proposed: GuildSettings): { levelChanges: number, roles: Map<string, { gained: number, lost: number }> } {
-  const [a, b]: LevelCurve[] = [levelCurve(current), levelCurve(proposed)]
+  const a: LevelCurve = levelCurve(current)
+  const b: LevelCurve = levelCurve(proposed)
   const roles = new Map<string, { gained: number, lost: number }>()
   for (const r of [...proposed.roleRewards, ...current.roleRewards]) roles.set(r.roleId, { gained: 0, lost: 0 })
   let levelChanges = 0
