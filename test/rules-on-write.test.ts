@@ -64,7 +64,8 @@ function otherInstance (t: Test, ctx: TestAdmin, skewMs = 0): LeaderboardWriter 
 t.test('cooldown: an award within cooldown_seconds of the member\'s last one that added XP is not applied (reason cooldown), across instances, by Redis\'s clock', async (t) => {
   const ctx = await setup(t)
   const guild = newGuild()
-  await ctx.writer.configureGuild(guild, { cooldownSeconds: 2, multipliers: { channels: { [NO_XP_CHANNEL]: 0 } } })
+  // A minute: long enough that no loaded machine passes it between two calls that expect it to hold.
+  await ctx.writer.configureGuild(guild, { cooldownSeconds: 60, multipliers: { channels: { [NO_XP_CHANNEL]: 0 } } })
   const [first, second] = await awards(ctx, guild, [{ user_id: '5', xp: 20 }, { user_id: '5', xp: 20 }])
   t.match(first, { applied: true, gained: 20, xp: 20 })
   t.same(second, { user_id: '5', xp: 20, gained: 0, level: 0, leveled_up: false, applied: false, reason: 'cooldown' }, 'the second of a batch: within the cooldown')
@@ -73,8 +74,11 @@ t.test('cooldown: an award within cooldown_seconds of the member\'s last one tha
   // Another instance, whose own clock is an hour ahead: Redis's clock decides.
   const ahead = otherInstance(t, ctx, 3600_000)
   t.match(await ahead.awardXp({ guildId: guild, userId: '5', xp: 20 }), { applied: false, reason: 'cooldown', xp: 20, gained: 0 }, 'another instance sees the cooldown')
-  await untilRedisTime(ctx, last + 2000)
+  // A cooldown of a second, measured from the same last award: passed once Redis's clock says so.
+  await ctx.writer.configureGuild(guild, { cooldownSeconds: 1 })
+  await untilRedisTime(ctx, last + 1000)
   t.match(await ahead.awardXp({ guildId: guild, userId: '5', xp: 20 }), { applied: true, gained: 20, xp: 40 }, 'once Redis\'s clock is past it, applied')
+  await ctx.writer.configureGuild(guild, { cooldownSeconds: 60 })
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 20 }]))[0], { applied: false, reason: 'cooldown' }, 'and that award started the next cooldown, seen by the write API')
 
   t.match((await awards(ctx, guild, [{ user_id: '6', xp: 20, channel_id: NO_XP_CHANNEL }]))[0], { applied: true, gained: 0, xp: 0 }, 'an award in a channel at 0 adds nothing')
@@ -169,16 +173,19 @@ t.test('a boost applies from its start to its end, by Redis\'s clock', async (t)
   const guild = newGuild()
   const now = await redisNow(ctx.redis)
   const startsAt = now + 2000
-  const endsAt = now + 8000
-  await ctx.writer.configureGuild(guild, { boosts: [{ multiplier: 2, startsAt: new Date(startsAt), endsAt: new Date(endsAt) }] })
+  // Ends in ten minutes at first, so that no loaded machine sees it end before the checks within it.
+  await ctx.writer.configureGuild(guild, { boosts: [{ multiplier: 2, startsAt: new Date(startsAt), endsAt: new Date(now + 600_000) }] })
   // A writer whose own clock is 10 s behind: it would think the boost not started yet.
   const behind = otherInstance(t, ctx, -10_000)
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 10 }]))[0], { gained: 10 }, 'before its start: ×1')
   await untilRedisTime(ctx, startsAt)
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 10 }]))[0], { gained: 20 }, 'from its start: ×2')
   t.match(await behind.awardXp({ guildId: guild, userId: '6', xp: 10 }), { gained: 20 }, 'also from a writer whose clock is behind')
+  const endsAt = await redisNow(ctx.redis) + 1000
+  await ctx.writer.configureGuild(guild, { boosts: [{ multiplier: 2, startsAt: new Date(startsAt), endsAt: new Date(endsAt) }] })
   await untilRedisTime(ctx, endsAt)
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 10 }]))[0], { gained: 10 }, 'from its end: ×1 again')
+  t.match(await behind.awardXp({ guildId: guild, userId: '6', xp: 10 }), { gained: 10 }, 'also for the writer whose clock is behind')
 })
 
 t.test('role rewards, stack: a multi-level jump adds every role reached; a set that lowers XP takes back those above', async (t) => {
