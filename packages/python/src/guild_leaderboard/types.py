@@ -1,8 +1,7 @@
 """The bodies the service sends and takes, as ``TypedDict`` s (plain dicts at run time).
 
-Fields marked "rules on write" are those the service's award rules add (cooldowns, caps,
-multipliers by role and channel, role rewards): typed here as optional, present in an answer only
-from a service that applies those rules.
+Fields marked "rules on write" are those of the service's award rules (cooldowns, caps,
+multipliers by role and channel, boosts, role rewards, XP ranges).
 """
 
 from __future__ import annotations
@@ -40,6 +39,8 @@ class _AwardResultRequired(TypedDict):
     gained: int
     level: int
     leveled_up: bool
+    #: Rules on write: ``False`` when the rules refused the award (nothing of it was applied; see ``reason``).
+    applied: bool
 
 
 class AwardResult(_AwardResultRequired, total=False):
@@ -50,9 +51,10 @@ class AwardResult(_AwardResultRequired, total=False):
     #: ``True`` when the award's ``op_id`` was applied by an earlier request: this is that request's
     #: result (level-up included) and nothing was applied now; announce nothing from it again.
     replayed: bool
-    #: Rules on write: whether the award was applied, and if not, why (``"cooldown"``, ``"daily_cap"``).
-    applied: bool
+    #: Rules on write: why the award was not applied (``"cooldown"``, ``"daily_cap"``, ``"xp_limit"``);
+    #: ``"daily_cap"`` with ``applied`` true: only the part under the cap was added.
     reason: str
+    #: Rules on write: present when the level crossed a role reward's threshold.
     roles: RoleChanges
 
 
@@ -64,9 +66,8 @@ class _DailyClaimRequired(TypedDict):
     gained: int
 
 
-class DailyClaim(_DailyClaimRequired, total=False):
-    #: Rules on write: the role rewards the claim's level crossed.
-    roles: RoleChanges
+class DailyClaim(_DailyClaimRequired):
+    """A claim adds no XP (award XP for it), so it never crosses a role reward's threshold."""
 
 
 class LevelProgress(TypedDict):
