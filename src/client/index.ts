@@ -3,6 +3,6 @@
 export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions, type RetryInfo } from './leaderboard-client.js'
 export { LeaderboardApiError, type ApiErrorCode, type RateLimit } from './api-error.js'
 export type {
-  AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, KeyInfo, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period
+  AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, KeyInfo, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period, RoleRewards
 } from './types.js'
 export type { LiveUpdate, WatchOptions } from './live-stream.js'

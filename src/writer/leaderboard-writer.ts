@@ -13,6 +13,7 @@ import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomO
 import { levelForXp, MAX_XP } from '../levels/curves.js'
 import { type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
 import { SettingsCache, SettingsStore } from '../settings/settings-store.js'
+import { previewSettings, type SettingsPreview } from '../settings/settings-preview.js'
 import { type AwardPlace, awardGain, boostHundredths, stackedMultiplier } from '../rules/gain.js'
 import type { RoleChanges } from '../rules/role-rewards.js'
 import { randomInt } from 'node:crypto'
@@ -619,6 +620,16 @@ export class LeaderboardWriter {
     const changed = await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
     this.#settingsCache.set(guildId, changed)
     return changed
+  }
+
+  /**
+   * What changing a server's settings to `settings` would do, changing nothing: how many members
+   * would change level (a new curve), and for each role of the current or the new role rewards,
+   * how many members would gain it and lose it. Its Redis work follows the settings, not the
+   * members (src/settings/settings-preview.ts).
+   */
+  async previewSettings (guildId: string, settings: GuildSettingsInput): Promise<SettingsPreview> {
+    return await this.#settle('previewSettings', undefined, async () => await previewSettings(this.settings, guildId, settings))
   }
 
   /**

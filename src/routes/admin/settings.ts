@@ -10,7 +10,6 @@ import { SettingsBody as SettingsBodySchema } from '../../schemas/settings.js'
 import type { GuildSettings, SettingsInput } from '../../settings/settings.js'
 import { formatMultiplier } from '../../validation.js'
 import { guildOf } from '../../pipeline/access.js'
-import { previewSettings } from '../../settings/settings-preview.js'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 const fromHundredths = (map: Record<string, number>): Record<string, number> =>
@@ -96,7 +95,7 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     config: { access: { kind: 'token', scope: 'write', server: guildOf } }
   }, async (request) => {
-    const preview = await previewSettings(writer.settings, request.params.guild_id, settingsInput(request.body))
+    const preview = await writer.previewSettings(request.params.guild_id, settingsInput(request.body))
     return {
       members: preview.members,
       level_changes: preview.levelChanges,
