@@ -258,3 +258,27 @@ t.test('GET /api/v1/servers/{g}/role-rewards lists the rewards by level with the
   const other = await ctx.apiKeys.create({ guildId: newGuild(), plan: 'professional' })
   t.equal((await ctx.app.inject({ url: `/api/v1/servers/${guild}/role-rewards`, headers: { 'x-api-key': other.key } })).statusCode, 403, 'another server\'s key: 403')
 })
+
+t.test('what discord.py sends: role and channel ids as Python ints (JSON numbers) are 400 saying to send strings, and nothing is applied', async (t) => {
+  const ctx = await setup(t)
+  const guild = newGuild()
+  // As json.dumps writes a discord.py bot's ints: every digit, past 2^53.
+  const send = async (item: string): Promise<{ status: number, body: Record<string, unknown> }> => {
+    const res = await ctx.admin.inject({
+      method: 'POST',
+      url: `/admin/v1/servers/${guild}/awards`,
+      headers: { authorization: `Bearer ${ctx.bearer}`, 'content-type': 'application/json' },
+      payload: `{"awards": [{"user_id": "5", "xp": 10}, ${item}]}`
+    })
+    return { status: res.statusCode, body: res.json() }
+  }
+  t.match(await send(`{"user_id": "6", "xp": 10, "role_ids": ["${ROLE_A}", ${ROLE_B}]}`),
+    { status: 400, body: { code: 'invalid_parameter', message: /^awards\/1\/role_ids\/1 must be a JSON string, not a number: send ids as strings/ } })
+  t.match(await send(`{"user_id": "6", "xp": 10, "channel_id": ${CHANNEL}}`),
+    { status: 400, body: { message: /^awards\/1\/channel_id must be a JSON string, not a number/ } })
+  t.match(await send('{"user_id": "6", "xp": {"min": 0, "max": 5}}'), { status: 400, body: { message: 'awards/1/xp/min must be an integer from 1 to 1000000' } })
+  t.match(await send('{"user_id": "6", "xp": {"min": 5}}'), { status: 400, body: { message: /^awards\/1\/xp/ } })
+  t.match(await send('{"user_id": "6", "xp": "15-25"}'), { status: 400, body: { message: 'awards/1/xp must be an integer from 1 to 1000000 or an object {min, max} (got a string)' } })
+  t.equal(await ctx.redis.zcard(ctx.keys.guild(guild).board), 0, 'nothing applied, the good item neither')
+  t.match((await awards(ctx, guild, [{ user_id: '6', xp: 10, role_ids: [ROLE_A], channel_id: CHANNEL }]))[0], { applied: true }, 'the same as strings: applied')
+})

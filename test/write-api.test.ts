@@ -101,12 +101,12 @@ t.test('POST awards: an award whose op_id was applied by an earlier request answ
   const token = await ctx.token()
   const award = { user_id: '1', xp: 150, op_id: '1310000000000000001' }
   const first = await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [award] })
-  t.same(first.body.results, [{ user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true }])
+  t.same(first.body.results, [{ user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, applied: true }])
   const again = await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [award, { user_id: '2', xp: 5 }] })
   t.equal(again.headers['idempotent-replayed'], undefined, 'another request, not an Idempotency-Key replay')
   t.same(again.body.results, [
-    { user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, replayed: true },
-    { user_id: '2', xp: 5, gained: 5, level: 0, leveled_up: false }
+    { user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, applied: true, replayed: true },
+    { user_id: '2', xp: 5, gained: 5, level: 0, leveled_up: false, applied: true }
   ])
   t.equal(Number(await ctx.redis.zscore(ctx.keys.guild(A).board, boardMember('1'))), 150, 'applied once')
 })
