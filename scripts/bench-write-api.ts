@@ -12,18 +12,18 @@
 //   for S seconds: p50 / p99 / max latency.
 // Awards go to random members of a pool of 10,000 of one server, as in scripts/bench-writer.ts.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { freePort } from '../src/redis/redis-server.js'
-import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { TokenStore } from '../src/tokens/token-store.js'
-import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
+import { type Cleanups, postJson, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '4' } } })
 const SECONDS = Number(args.seconds)
@@ -36,32 +36,6 @@ const SINGLE_RATE = 1000
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const userIds = Array.from({ length: MEMBERS }, (_, i) => String(500_000_000_000_000_000n + BigInt(i) * 104_729n))
 const randomUser = (): string => userIds[Math.floor(Math.random() * MEMBERS)] ?? '1'
-
-async function redisCpuUs (redis: RedisClient): Promise<number> {
-  const info = await redis.info('cpu')
-  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
-  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
-}
-
-/** One POST with a JSON body on `agent`: the status and the time it took, ms. */
-async function post (agent: Agent, port: number, path: string, token: string, body: string): Promise<{ status: number, ms: number }> {
-  const started = performance.now()
-  return await new Promise((resolve, reject) => {
-    const req = request({
-      agent,
-      host: '127.0.0.1',
-      port,
-      path,
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-    }, (res) => {
-      res.resume()
-      res.once('end', () => { resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }) })
-    })
-    req.once('error', reject)
-    req.end(body)
-  })
-}
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
 
@@ -112,7 +86,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     const end = performance.now() + ms
     await Promise.all(Array.from({ length: CONNECTIONS }, async (_, c) => {
       for (let i = c; performance.now() < end; i += CONNECTIONS) {
-        const { status } = await post(batchAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, bodies[i % bodies.length] ?? '')
+        const { status } = await postJson(batchAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, bodies[i % bodies.length] ?? '')
         if (status === 200) awards += BATCH
         else bad++
       }
@@ -140,7 +114,7 @@ async function main (cleanups: Cleanups): Promise<void> {
       const wait = start + i * 1000 / SINGLE_RATE - performance.now()
       if (wait > 1) await sleep(wait)
       const body = JSON.stringify({ awards: [{ user_id: randomUser(), xp: 20 }] })
-      inFlight.push(post(singleAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, body).then(({ status, ms }) => {
+      inFlight.push(postJson(singleAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, body).then(({ status, ms }) => {
         if (status === 200) latencies.push(ms)
         else bad++
       }))

@@ -1,7 +1,9 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { type Agent, request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { RedisClient } from '../src/redis/client.js'
 
 export type Cleanups = Array<() => Promise<void>>
 
@@ -40,4 +42,32 @@ export async function startProcess (cleanups: Cleanups, argv: string[], env: Nod
     await sleep(100)
   }
   throw new Error(`${url} did not answer in 30 s`)
+}
+
+/** Redis's main-thread CPU so far (INFO cpu, user + sys), µs: the difference over a run is its Redis cost. */
+export async function redisCpuUs (redis: RedisClient): Promise<number> {
+  const info = await redis.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
+  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+/** One POST of a JSON body with a bearer token on `agent`: the status, the body, and the time it took, ms. */
+export async function postJson (agent: Agent, port: number, path: string, token: string, body: string): Promise<{ status: number, ms: number, text: string }> {
+  const started = performance.now()
+  return await new Promise((resolve, reject) => {
+    const req = request({
+      agent,
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.once('end', () => { resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8') }) })
+    })
+    req.once('error', reject)
+    req.end(body)
+  })
 }

@@ -13,6 +13,7 @@ import { boardMember } from '../src/redis/keys.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { zonedDay } from '../src/calendar/zoned.js'
+import { MAX_XP } from '../src/levels/curves.js'
 
 t.jobs = 4
 
@@ -113,6 +114,10 @@ t.test('daily cap: the part under the cap is applied (reason daily_cap), then no
   const ttl = await ctx.redis.pttl(ctx.keys.day(guild, day.label))
   t.ok(ttl > day.end - Date.now(), 'and is kept past the day\'s end')
   t.match((await awards(ctx, guild, [{ user_id: '6', xp: 150 }]))[0], { applied: true, gained: 100, reason: 'daily_cap' }, 'one award over the cap: the part under it')
+  await ctx.writer.setXp({ guildId: guild, userId: '7', xp: MAX_XP - 5 })
+  await awards(ctx, guild, [{ user_id: '7', xp: 3 }])
+  t.match((await awards(ctx, guild, [{ user_id: '7', xp: 10 }]))[0], { applied: false, reason: 'xp_limit' }, 'an award over the XP limit')
+  t.equal(Number(await ctx.redis.zscore(ctx.keys.day(guild, day.label), boardMember('7'))), 3, 'is not counted against the cap')
 })
 
 t.test('daily cap at the day\'s edge: Redis\'s clock decides the server\'s day, whatever a writer\'s own clock says', async (t) => {

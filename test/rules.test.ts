@@ -113,19 +113,19 @@ t.test('role rewards by hand: stack keeps every reward reached, replace only the
   t.equal(roleChanges([], 'stack', 0, 50), null, 'no rewards')
 })
 
-t.test('the Lua twin of the role rewards and of the levels of a result agrees with role-rewards.ts', async (t) => {
+t.test('the Lua twin of the role rewards, by XP against the reward levels\' XP, agrees with role-rewards.ts by levels', async (t) => {
   const server = await RedisServer.start()
   t.teardown(async () => { await server.close() })
   const raw = new Redis(server.url)
   t.teardown(() => { raw.disconnect() })
   const include = (name: string): string => readFileSync(new URL(`../src/redis/commands/includes/${name}.lua`, import.meta.url), 'utf8')
-  // The settings hash as the settings store writes it; then for each pair of XP, the reply's levels and roles.
+  // The settings hash as the settings store writes it; then for each pair of XP, the roles of the move (by XP, no level).
   const script = `${include('numbers')}\n${include('levels')}\n${include('rules')}\n
 local rules = load_rules(KEYS[1], nil)
 local out = {}
 for i = 1, #ARGV, 2 do
-  local from, to, add, remove = level_reply(rules, tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
-  out[#out + 1] = { from, to, add, remove }
+  local changes = role_changes(rules, tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
+  if changes then out[#out + 1] = { table.concat(changes.add, ','), table.concat(changes.remove, ',') } else out[#out + 1] = 0 end
 end
 return out`
   let guild = 0
@@ -133,18 +133,17 @@ return out`
     const mode: RoleRewardsMode = round % 2 === 0 ? 'stack' : 'replace'
     const set: RoleReward[] = Array.from({ length: random.int(0, 12) }, (_, i) => ({ level: random.int(1, 30), roleId: String(1000 + i) }))
       .sort((a, b) => a.level - b.level || (a.roleId < b.roleId ? -1 : 1))
-    const custom = round % 3 === 0 ? Array.from({ length: 40 }, (_, i) => 10 * (i + 1) * (i + 1)) : null
+    // A custom curve of 25 levels: rewards at levels 26 to 30 are reached by no XP.
+    const custom = round % 3 === 0 ? Array.from({ length: 25 }, (_, i) => 10 * (i + 1) * (i + 1)) : null
     const key = `rules-test:${guild++}`
     await raw.hset(key, { epoch: '3', role_rewards: JSON.stringify(set), role_rewards_mode: mode, ...(custom === null ? { curve: 'linear' } : { curve: 'custom', custom_curve: JSON.stringify(custom) }) })
     const pairs = Array.from({ length: 200 }, () => [random.int(0, 30_000), random.int(0, 30_000)] as const)
-    const replies = await raw.eval(script, 1, key, ...pairs.flat()) as Array<[number, number, string, string]>
+    const replies = await raw.eval(script, 1, key, ...pairs.flat()) as Array<[string, string] | 0>
     const curve = custom === null ? 'linear' as const : { thresholds: custom }
     const wrong: string[] = []
     pairs.forEach(([a, b], i) => {
-      const from = levelForXp(curve, a)
-      const to = levelForXp(curve, b)
-      const changes = roleChanges(set, mode, from, to)
-      const want = [from, to, changes?.add.join(',') ?? '', changes?.remove.join(',') ?? '']
+      const changes = roleChanges(set, mode, levelForXp(curve, a), levelForXp(curve, b))
+      const want = changes === null ? 0 : [changes.add.join(','), changes.remove.join(',')]
       if (JSON.stringify(replies[i]) !== JSON.stringify(want)) wrong.push(`${a} -> ${b}: ${JSON.stringify(replies[i])}, want ${JSON.stringify(want)}`)
     })
     t.same(wrong.slice(0, 5), [], `${mode}, ${set.length} rewards, ${custom === null ? 'linear' : 'custom'} curve`)

@@ -81,9 +81,9 @@ type PeriodPageReply = [version: string | null, nowMs: number, current: number, 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     // The write scripts take their arguments from ./write-scripts.ts, which names and orders them.
-    awardXp(...args: Str[]): Result<[number, number, number, number?, number?, string?, string?], Context>
+    awardXp(...args: Str[]): Result<[number, number, number, string?, string?], Context>
     awardBatch(...args: Str[]): Result<Array<number | string>, Context>
-    setXp(...args: Str[]): Result<[number, number?, number?, string?, string?], Context>
+    setXp(...args: Str[]): Result<[number, string?, string?, number?], Context>
     setUsername(...args: Str[]): Result<number, Context>
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>

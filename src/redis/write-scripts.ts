@@ -53,8 +53,8 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-/** An award's reply: status, XP, gain, level before and after, roles to add and to remove (see award-xp-11.lua). */
-export type AwardReply = [number, number, number, number?, number?, string?, string?]
+/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-11.lua; one remembered before roles were given has the first three). */
+export type AwardReply = [number, number, number, string?, string?]
 
 export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
@@ -65,8 +65,8 @@ export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardB
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
-/** Previous XP, level before and after, roles to add and to remove (see set-xp-7.lua; a reply remembered before levels were given holds the first alone). */
-export type SetXpReply = [number, number?, number?, string?, string?]
+/** Previous XP, roles to add and to remove, the level after (see set-xp-7.lua; a reply remembered before roles were given holds the first alone). */
+export type SetXpReply = [number, string?, string?, number?]
 
 export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<SetXpReply> {
   return await redis.setXp(...scriptArgs('setXp', input))

@@ -10,7 +10,7 @@ import { keepUntil } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { dayBoardKeepUntil, type ServerCalendar, serverCalendar } from '../calendar/server-calendar.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
-import { levelForXp, MAX_XP } from '../levels/curves.js'
+import { DEFAULT_CURVE, type LevelCurve, levelForXp, MAX_XP } from '../levels/curves.js'
 import { type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
 import { SettingsCache, SettingsStore } from '../settings/settings-store.js'
 import { previewSettings, type SettingsPreview } from '../settings/settings-preview.js'
@@ -299,40 +299,41 @@ function roleChangesOf (add: string, remove: string): { roles?: RoleChanges } {
   return { roles: { add: add === '' ? [] : add.split(','), remove: remove === '' ? [] : remove.split(',') } }
 }
 
-/** An award's result from its 7 values in a script's reply, from `at` (see award-batch-11.lua). */
-function awardResult (reply: ArrayLike<number | string | undefined>, at: number): AwardResult {
-  const status = Number(reply[at])
-  const from = Number(reply[at + 3])
-  const to = Number(reply[at + 4])
-  const reason = REASONS[status]
-  return {
-    gained: Number(reply[at + 2]),
-    xp: Number(reply[at + 1]),
-    level: to,
-    leveledUp: to > from,
-    applied: status === AwardStatus.awarded || status === AwardStatus.capped,
-    ...(reason === undefined ? {} : { reason }),
-    ...roleChangesOf(String(reply[at + 5] ?? ''), String(reply[at + 6] ?? ''))
-  }
-}
-
-/** An award's result from a reply remembered before results carried levels: { status, xp, gain }, a replay marked in the status. */
-function shortAwardResult (reply: ArrayLike<number | string | undefined>, at: number, settings: GuildSettings): AwardResult & { replayed?: true } {
-  const status = Number(reply[at])
-  const applied = status === AwardStatus.awarded || status === AwardStatus.replayedAwarded
-  const xp = Number(reply[at + 1])
-  const gained = applied ? Number(reply[at + 2]) : 0
-  const curve = levelCurve(settings)
+/**
+ * An award's result from its status, XP and gain as a script replies (src/redis/script-status.ts;
+ * a batch remembered before replays had a value of their own marks them in the status), with its
+ * levels under `curve`: the curve of the settings whose epoch the script checked.
+ */
+function awardResult (status: number, xp: number, gain: number, curve: LevelCurve, roles: { roles?: RoleChanges } = {}): AwardResult & { replayed?: true } {
+  const applied = status === AwardStatus.awarded || status === AwardStatus.capped || status === AwardStatus.replayedAwarded
+  const gained = applied ? gain : 0
   const level = levelForXp(curve, xp)
+  const reason = REASONS[status === AwardStatus.replayedOverXpLimit ? AwardStatus.overXpLimit : status]
   return {
     gained,
     xp,
     level,
-    leveledUp: level > levelForXp(curve, xp - gained),
+    leveledUp: gained > 0 && level > levelForXp(curve, xp - gained),
     applied,
-    ...(applied ? {} : { reason: 'xp_limit' as const }),
+    ...(reason === undefined ? {} : { reason }),
+    ...roles,
     ...(status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {})
   }
+}
+
+/**
+ * The results of `n` awards from a batch's reply (award-batch-11.lua: 4 values an award, then 3
+ * for each award with roles), or from one remembered before (3 values an award).
+ */
+function batchResults (reply: ReadonlyArray<number | string>, n: number, curve: LevelCurve): Array<AwardResult & { replayed?: true }> {
+  const stride = reply.length === 3 * n ? 3 : 4
+  const roles = new Map<number, { roles?: RoleChanges }>()
+  for (let at = stride * n; at + 2 < reply.length; at += 3) roles.set(Number(reply[at]) - 1, roleChangesOf(String(reply[at + 1]), String(reply[at + 2])))
+  return Array.from({ length: n }, (_, i) => {
+    const at = stride * i
+    const result = awardResult(Number(reply[at]), Number(reply[at + 1]), Number(reply[at + 2]), curve, roles.get(i))
+    return stride === 4 && reply[at + 3] === 1 ? { ...result, replayed: true as const } : result
+  })
 }
 
 export class LeaderboardWriter {
@@ -413,8 +414,10 @@ export class LeaderboardWriter {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     let gain = 0
+    let curve: LevelCurve = DEFAULT_CURVE
     const reply = await this.#settle('awardXp', op.opId, async () => await this.#withSettings(guildId, async (settings, c) => {
       gain = gainOf(settings, c, award)
+      curve = levelCurve(settings)
       return settingsAttempt(await scripts.awardXp(this.redis, {
         ...k,
         ops: op.current,
@@ -436,7 +439,8 @@ export class LeaderboardWriter {
         dayExpireAt: dayBoardKeepUntil(c.day)
       }))
     }))
-    const result = awardResult(reply, 0)
+    const [status, xp, gained, add = '', remove = ''] = reply
+    const result = awardResult(status, xp, gained, curve, roleChangesOf(add, remove))
     if (result.reason === 'xp_limit') {
       throw new XpLimitError(`awarding ${gain} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
@@ -509,14 +513,7 @@ export class LeaderboardWriter {
           epoch: settings.epoch,
           dayExpireAt: dayBoardKeepUntil(c.day)
         }, chunk))
-        if (!('done' in reply)) return reply
-        // A call remembered before results carried levels gives 3 values an award.
-        const stride = reply.done.length / (to - from)
-        return {
-          done: Array.from({ length: to - from }, (_, i) => stride === 3
-            ? shortAwardResult(reply.done, 3 * i, settings)
-            : { ...awardResult(reply.done, 8 * i), ...(reply.done[8 * i + 7] === 1 ? { replayed: true as const } : {}) })
-        }
+        return 'done' in reply ? { done: batchResults(reply.done, to - from, levelCurve(settings)) } : reply
       })))
     }
     const results = (await Promise.all(chunks)).flat()
@@ -539,12 +536,11 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [previousXp, , to, add = '', remove = ''] = await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
+    const [previousXp, add = '', remove = '', level] = await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
       ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
     }))
-    // A reply remembered before levels were given: the level under the settings now, and no roles.
-    const level = to ?? levelForXp(levelCurve(await this.settings.read(guildId)), xp)
-    return { previousXp, xp, level, ...roleChangesOf(add, remove) }
+    // A reply remembered before levels were given: the level under the settings now.
+    return { previousXp, xp, level: level ?? levelForXp(levelCurve(await this.settings.read(guildId)), xp), ...roleChangesOf(add, remove) }
   }
 
   /** Records a member's display name. Returns false (and stores nothing) for a non-member. */

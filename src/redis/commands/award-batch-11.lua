@@ -30,15 +30,15 @@
           the award with its multipliers, src/rules/gain.ts), username ('' to leave it as it is),
           its own operation id or ''
 
-  Returns, for each award in order, 8 values: the 7 of its reply (includes/award.lua: its status
-  (1 awarded, 3 awarded up to the daily cap; not applied, nothing changed: -1 over the XP limit,
-  -4 in the cooldown, -5 at the daily cap), XP after it, XP gained, level before and after, the
-  roles to add and to remove, comma-separated ids, '' for none), then 1 when its own operation
-  was applied before (the 7 are that first reply, and nothing was applied now), else 0. Or, with
-  nothing changed: { -2, now_ms } when Redis's clock is
-  outside the window (the caller retries with the calendar of now_ms), { -8, epoch } when the
-  settings' epoch is not ARGV[8] (the caller reads the settings again). A call already applied
-  returns its first reply and changes nothing.
+  Returns, for each award in order, 4 values: its status (1 awarded, 3 awarded up to the daily
+  cap; not applied, nothing changed: -1 over the XP limit, -4 in the cooldown, -5 at the daily
+  cap), XP after it (as it stands, when not applied), XP gained, and 1 when its own operation was
+  applied before (these are its first reply's, and nothing was applied now), else 0; then, for
+  each award whose level crossed a role reward's (includes/rules.lua), 3 values: its position
+  (from 1), the roles to add and to remove (comma-separated ids, '' for none). Or, with nothing
+  changed: { -2, now_ms } when Redis's clock is outside the window (the caller retries with the
+  calendar of now_ms), { -8, epoch } when the settings' epoch is not ARGV[8] (the caller reads
+  the settings again). A call already applied returns its first reply and changes nothing.
 ]]
 --- @include "award"
 --- @include "version"
@@ -52,26 +52,38 @@ local rules, epoch = load_rules(KEYS[4], ARGV[8])
 if not rules then return { SETTINGS_CHANGED, epoch } end
 
 local k = { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9], day = KEYS[10], cooldowns = KEYS[11] }
-local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), week_expire_at = ARGV[5], month_expire_at = ARGV[6], day_expire_at = ARGV[9] }
+local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]) }
 local deltas = new_deltas()
-local replies = {}
-local any = false
+local replies, roles = {}, {}
+local any, gained_any = false, false
+local n = 0
 for i = 10, #ARGV, 4 do
+  n = n + 1
   local op = ARGV[i + 3]
   local reply, changed = op ~= '' and replay(KEYS[6], KEYS[7], op), false
   local replayed = 0
   if reply then
-    reply, replayed = full_reply(rules, reply), 1
+    reply, replayed = full_reply(reply), 1
   else
     reply, changed = award_one(k, { member = ARGV[i], gained = ARGV[i + 1], username = ARGV[i + 2] }, s, deltas)
     if op ~= '' then remember(KEYS[6], op, ARGV[2], reply) end
   end
-  for j = 1, 7 do replies[#replies + 1] = reply[j] end
+  replies[#replies + 1] = reply[1]
+  replies[#replies + 1] = reply[2]
+  replies[#replies + 1] = reply[3]
   replies[#replies + 1] = replayed
+  if reply[4] ~= '' or reply[5] ~= '' then
+    roles[#roles + 1] = n
+    roles[#roles + 1] = reply[4]
+    roles[#roles + 1] = reply[5]
+  end
   any = any or changed
+  gained_any = gained_any or (changed and reply[3] > 0)
 end
+for _, value in ipairs(roles) do replies[#replies + 1] = value end
 if any then
   apply_deltas(KEYS[3], deltas)
+  if gained_any then expire_boards(k, ARGV[5], ARGV[6], ARGV[9]) end
   trim_cooldowns(rules, KEYS[11], now)
   bump_version(KEYS[5])
 end

@@ -27,9 +27,9 @@
   ARGV[11] the settings epoch the gain was computed at
   ARGV[12] when the day's board expires, Unix ms
 
-  Returns { status, xp, gained, level before, level after, roles to add, roles to remove } as
-  award-batch-11.lua gives each award (status 1 or 3 applied; -1, -4, -5 not applied, nothing
-  changed); or, with nothing changed and nothing remembered, { -2, now_ms } when Redis's clock is
+  Returns { status, xp, gained, roles to add, roles to remove } (status 1 or 3 applied; -1, -4,
+  -5 not applied, nothing changed: as award-batch-11.lua says; roles as comma-separated ids, ''
+  for none); or, with nothing changed and nothing remembered, { -2, now_ms } when Redis's clock is
   outside the window, { -8, epoch } when the settings' epoch is not ARGV[11]. An operation already
   applied returns its first reply and changes nothing.
 ]]
@@ -37,7 +37,7 @@
 --- @include "version"
 
 local done = replay(KEYS[6], KEYS[7], ARGV[5])
-if done then return full_reply(load_rules(KEYS[4], nil), done) end
+if done then return full_reply(done) end
 
 local now, current = period_clock(ARGV[7], ARGV[8])
 if not current then return { OUTSIDE_PERIOD_WINDOW, now } end
@@ -45,13 +45,11 @@ local rules, epoch = load_rules(KEYS[4], ARGV[11])
 if not rules then return { SETTINGS_CHANGED, epoch } end
 
 local deltas = new_deltas()
-local reply, changed = award_one(
-  { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9], day = KEYS[10], cooldowns = KEYS[11] },
-  { member = ARGV[1], gained = ARGV[2], username = ARGV[3] },
-  { rules = rules, now = now, max_xp = tonumber(ARGV[4]), week_expire_at = ARGV[9], month_expire_at = ARGV[10], day_expire_at = ARGV[12] },
-  deltas)
+local k = { board = KEYS[1], members = KEYS[2], week = KEYS[8], month = KEYS[9], day = KEYS[10], cooldowns = KEYS[11] }
+local reply, changed = award_one(k, { member = ARGV[1], gained = ARGV[2], username = ARGV[3] }, { rules = rules, now = now, max_xp = tonumber(ARGV[4]) }, deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
+  if reply[3] > 0 then expire_boards(k, ARGV[9], ARGV[10], ARGV[12]) end
   trim_cooldowns(rules, KEYS[11], now)
   bump_version(KEYS[5])
 end

@@ -16,9 +16,9 @@
   ARGV[4] operation id
   ARGV[5] how long a bucket's hash lives, ms
 
-  Returns { previous XP (0 for a new member), level before, level after, roles to add, roles to
-  remove (comma-separated ids, '' for none) }; an operation already applied returns its first
-  reply and changes nothing (one remembered before levels were given holds the previous XP alone).
+  Returns { previous XP (0 for a new member), roles to add, roles to remove (comma-separated ids,
+  '' for none), the level after it }; an operation already applied returns its first reply and
+  changes nothing (one remembered before roles were given holds the previous XP alone).
 ]]
 --- @include "aggregates"
 --- @include "records"
@@ -36,5 +36,7 @@ redis.call('ZADD', KEYS[1], int(new_xp), ARGV[1])
 if ARGV[3] ~= '' then set_name(KEYS[2], ARGV[1], ARGV[3]) end
 apply_xp_change(KEYS[3], old_xp, new_xp)
 bump_version(KEYS[4])
-local from, to, add, remove = level_reply(rules, old_xp, new_xp)
-return remember(KEYS[5], ARGV[4], ARGV[5], { old_xp, from, to, add, remove })
+local changes = role_changes(rules, old_xp, new_xp)
+local add, remove = '', ''
+if changes then add, remove = table.concat(changes.add, ','), table.concat(changes.remove, ',') end
+return remember(KEYS[5], ARGV[4], ARGV[5], { old_xp, add, remove, level_for_xp(rules.curve, new_xp) })

@@ -14,50 +14,67 @@
 -- cap), or not applied and why.
 local AWARDED, CAPPED, OVER_XP_LIMIT, COOLDOWN, DAILY_CAP = 1, 3, -1, -4, -5
 
--- The reply of an award not applied: the member's XP and level as they stand, nothing gained.
-local function refused (rules, status, xp)
-  local level = level_of(rules, xp)
-  return { status, xp, 0, level, level, '', '' }
+-- The reply of an award not applied: the member's XP as it stands, nothing gained.
+local function refused (status, xp)
+  return { status, xp, 0, '', '' }
+end
+
+-- Roles as a reply carries them: comma-separated ids, '' for none.
+local function role_lists (changes)
+  if changes == nil then return '', '' end
+  return table.concat(changes.add, ','), table.concat(changes.remove, ',')
 end
 
 -- k: { board, members, week, month, day, cooldowns }; a: { member, gained (the caller's gain,
--- src/rules/gain.ts), username ('' keeps it) }; s: { rules, now, max_xp, week_expire_at,
--- month_expire_at, day_expire_at }.
--- Returns the reply { status, xp, gained, level before, level after, roles to add, roles to
--- remove } (includes/rules.lua's level_reply) and whether anything changed. An award that adds
--- nothing (a role or channel at 0, a gain rounded down to 0) is applied (the member and its name
--- are recorded) but is not judged by the rules and starts no cooldown.
+-- src/rules/gain.ts), username ('' keeps it) }; s: { rules, now, max_xp }.
+-- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
+-- levels from the XP under the settings whose epoch the script checked), whether anything
+-- changed, and the role changes (a table, or nil) for the event. The boards counted into get
+-- their expiry from the caller, once per call (expire_boards). An award that adds nothing (a role
+-- or channel at 0, a gain rounded down to 0) is applied (the member and its name are recorded)
+-- but is not judged by the rules and starts no cooldown.
 local function award_one (k, a, s, deltas)
   local gained = tonumber(a.gained)
   local old_xp = tonumber(redis.call('ZSCORE', k.board, a.member) or '0')
   local status = AWARDED
+  local counted = false -- in the day's board already (by the cap's count)
   if gained > 0 then
-    if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(s.rules, COOLDOWN, old_xp), false end
-    local room = cap_room(s.rules, k.day, a.member)
-    if room ~= nil and gained > room then
-      if room <= 0 then return refused(s.rules, DAILY_CAP, old_xp), false end
-      gained, status = room, CAPPED
-    end
+    if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(COOLDOWN, old_xp), false end
+    local fits
+    fits, counted = count_under_cap(s.rules, k.day, a.member, gained)
+    if fits == 0 then return refused(DAILY_CAP, old_xp), false end
+    if fits < gained then gained, status = fits, CAPPED end
   end
   local new_xp = old_xp + gained
-  if new_xp > s.max_xp then return refused(s.rules, OVER_XP_LIMIT, old_xp), false end
+  if new_xp > s.max_xp then
+    if counted then redis.call('ZINCRBY', k.day, int(-gained), a.member) end
+    return refused(OVER_XP_LIMIT, old_xp), false
+  end
   redis.call('ZADD', k.board, int(new_xp), a.member)
   if a.username ~= '' then set_name(k.members, a.member, a.username) end
   add_xp_change(deltas, old_xp, new_xp)
   if gained > 0 then
-    count_in_period(k.week, a.member, gained, s.week_expire_at)
-    count_in_period(k.month, a.member, gained, s.month_expire_at)
-    count_in_period(k.day, a.member, gained, s.day_expire_at)
+    count_in_period(k.week, a.member, gained)
+    count_in_period(k.month, a.member, gained)
+    if not counted then redis.call('ZINCRBY', k.day, int(gained), a.member) end
     start_cooldown(s.rules, k.cooldowns, a.member, s.now)
   end
-  local from, to, add, remove = level_reply(s.rules, old_xp, new_xp)
-  return { status, new_xp, gained, from, to, add, remove }, true
+  local changes = role_changes(s.rules, old_xp, new_xp)
+  local add, remove = role_lists(changes)
+  return { status, new_xp, gained, add, remove }, true, changes
 end
 
--- A reply remembered before awards carried levels and roles ({ status, xp, gained }), completed
--- with them under the current curve (no roles: they were not asked of the bot then).
-local function full_reply (rules, reply)
-  if #reply >= 7 then return reply end
-  local xp, gained = reply[2], reply[1] > 0 and reply[3] or 0
-  return { reply[1], xp, gained, level_of(rules, xp - gained), level_of(rules, xp), '', '' }
+-- Once per call that counted a gain: when the week's, the month's and the day's boards may go
+-- (set once a call rather than once a member; the same time each call of the period).
+local function expire_boards (k, week_expire_at, month_expire_at, day_expire_at)
+  redis.call('PEXPIREAT', k.week, week_expire_at)
+  redis.call('PEXPIREAT', k.month, month_expire_at)
+  redis.call('PEXPIREAT', k.day, day_expire_at)
+end
+
+-- An award's reply remembered before replies carried roles ({ status, xp, gained }), as one of
+-- today's: no roles were asked of the bot then.
+local function full_reply (reply)
+  if #reply >= 5 then return reply end
+  return { reply[1], reply[2], reply[1] > 0 and reply[3] or 0, '', '' }
 end

@@ -14,33 +14,42 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 
 -- The server's rules for this call, or nil and the stored epoch when `expected_epoch` (a string,
 -- or nil to take any) is not the stored one. Sets the custom curve for level_for_xp('custom').
---   { epoch, curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode }
+--   { epoch, curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
+--     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
+--     level past a custom curve's last) }
 local function load_rules (settings_key, expected_epoch)
   local f = redis.call('HMGET', settings_key, 'epoch', 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode')
   local epoch = f[1] or '0'
   if expected_epoch ~= nil and expected_epoch ~= epoch then return nil, epoch end
   local curve = f[2] or 'mee6'
+  local last_level = math.huge
   if curve == 'custom' then
-    if f[3] then use_custom_curve(cjson.decode(f[3])) else curve = 'mee6' end
+    if f[3] then
+      local thresholds = cjson.decode(f[3])
+      use_custom_curve(thresholds)
+      last_level = #thresholds
+    else
+      curve = 'mee6'
+    end
   end
-  local rewards = {}
+  local rewards, reward_xp = {}, {}
   if f[6] and f[6] ~= '[]' then rewards = cjson.decode(f[6]) end
+  for i, reward in ipairs(rewards) do
+    reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
+  end
   return {
     epoch = epoch,
     curve = curve,
     cooldown_ms = 1000 * (tonumber(f[4]) or 0),
     cap = tonumber(f[5]) or 0,
     rewards = rewards,
+    reward_xp = reward_xp,
     mode = f[7] or 'stack'
   }
 end
 
-local function level_of (rules, xp)
-  return level_for_xp(rules.curve, xp)
-end
-
--- Whether the member's last applied award (the cooldowns board, by Redis's clock) is too recent.
+-- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too recent.
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
   local last = redis.call('ZSCORE', cooldowns_key, member)
@@ -60,31 +69,56 @@ local function trim_cooldowns (rules, cooldowns_key, now)
   redis.call('PEXPIRE', cooldowns_key, MAX_COOLDOWN_MS)
 end
 
--- The XP the member may still gain today (the day board counts its gains), or nil for no cap.
-local function cap_room (rules, day_key, member)
-  if rules.cap == 0 then return nil end
-  return rules.cap - tonumber(redis.call('ZSCORE', day_key, member) or '0')
+-- With a daily cap, counts `gained` (> 0) into the day's board (board member -> the day's gains)
+-- up to the cap: counted first and taken back past it, one command for an award under it. Returns
+-- the part that fits (0: none, nothing counted) and whether it was counted (without a cap, the
+-- caller counts an award once it is applied).
+local function count_under_cap (rules, day_key, member, gained)
+  if rules.cap == 0 then return gained, false end
+  local over = tonumber(redis.call('ZINCRBY', day_key, string.format('%d', gained), member)) - rules.cap
+  if over >= gained then
+    redis.call('ZINCRBY', day_key, string.format('%d', -gained), member)
+    return 0, false
+  elseif over > 0 then
+    redis.call('ZINCRBY', day_key, string.format('%d', -over), member)
+    return gained - over, true
+  end
+  return gained, true
 end
 
--- The reward roles of a member at `level`, in the settings' order: with `stack` every reward of
--- its level or below, with `replace` those of the highest reward level reached (role-rewards.ts).
-local function roles_at (rules, level)
-  local out, top = {}, nil
-  for _, reward in ipairs(rules.rewards) do
-    if reward.level > level then break end
-    if rules.mode == 'replace' and reward.level ~= top then
-      out = {}
-      top = reward.level
-    end
-    out[#out + 1] = reward.roleId
+-- How many rewards a member holding `xp` has reached: a reward's level is reached at its XP, so
+-- the rewards need no level of the member (binary search of reward_xp, which follows the levels).
+local function rewards_reached (rules, xp)
+  local t = rules.reward_xp
+  local lo, hi = 0, #t
+  while lo < hi do
+    local mid = math.floor((lo + hi + 1) / 2)
+    if t[mid] <= xp then lo = mid else hi = mid - 1 end
   end
+  return lo
+end
+
+-- The reward roles of a member that reached the first `k` rewards, in the settings' order: with
+-- `stack` all of them, with `replace` those of the highest reward level among them (role-rewards.ts).
+local function roles_at (rules, k)
+  local out = {}
+  if k == 0 then return out end
+  local first = 1
+  if rules.mode == 'replace' then
+    local top = rules.rewards[k].level
+    first = k
+    while first > 1 and rules.rewards[first - 1].level == top do first = first - 1 end
+  end
+  for i = first, k do out[#out + 1] = rules.rewards[i].roleId end
   return out
 end
 
--- What a move from level `from` to `to` asks the bot to change: { add = {…}, remove = {…} }, or
--- nil when nothing changes.
-local function role_changes (rules, from, to)
-  if from == to or #rules.rewards == 0 then return nil end
+-- What a move from old_xp to new_xp asks the bot to change: { add = {…}, remove = {…} }, or nil
+-- when no reward's level lies between them.
+local function role_changes (rules, old_xp, new_xp)
+  if #rules.rewards == 0 then return nil end
+  local from, to = rewards_reached(rules, old_xp), rewards_reached(rules, new_xp)
+  if from == to then return nil end
   local before, after = roles_at(rules, from), roles_at(rules, to)
   local had, has = {}, {}
   for _, role in ipairs(before) do had[role] = true end
@@ -92,15 +126,5 @@ local function role_changes (rules, from, to)
   local add, remove = {}, {}
   for _, role in ipairs(after) do if not had[role] then add[#add + 1] = role end end
   for _, role in ipairs(before) do if not has[role] then remove[#remove + 1] = role end end
-  if #add == 0 and #remove == 0 then return nil end
   return { add = add, remove = remove }
-end
-
--- A move's levels and roles as a reply carries them: old level, new level, the roles to add and
--- to remove as comma-separated ids ('' for none); and the changes (or nil) for the event.
-local function level_reply (rules, old_xp, new_xp)
-  local from, to = level_of(rules, old_xp), level_of(rules, new_xp)
-  local changes = role_changes(rules, from, to)
-  if changes == nil then return from, to, '', '', nil end
-  return from, to, table.concat(changes.add, ','), table.concat(changes.remove, ','), changes
 end
