@@ -16,6 +16,7 @@ from typing import Any, Callable, Collection, List, Tuple, Union
 
 from guild_leaderboard import (AsyncLeaderboardClient, AuthenticationFailed, ClientClosed, ConnectionFailed, DailyAlreadyClaimed, Forbidden,
                                IdempotencyKeyReused, InvalidRequest, LeaderboardClient, MemberNotFound, RateLimited, RetryInfo)
+from guild_leaderboard.types import Settings
 
 from .support import HANG_GUARD_SECONDS, Proxy, closed_port, free_key, fresh_guild, live
 
@@ -259,6 +260,8 @@ class Shared:
             client, guild = self.client(), fresh_guild()
             settings = self.call(lambda: client.settings(guild))
             self.assertEqual((settings["xp_curve"], settings["xp_multiplier"], settings["cooldown_seconds"]), ("mee6", 1, 0))
+            self.assertEqual(set(settings), set(Settings.__required_keys__), "Settings names every field the service answers, each required")
+            self.assertEqual((settings["season"], settings["public"]), ({"every": "none", "timezone": "UTC"}, {"enabled": False, "slug": None}))
             changed = self.call(lambda: client.update_settings(guild, {"xp_curve": "flat", "xp_multiplier": 1.5}))
             self.assertEqual({**settings, "xp_curve": "flat", "xp_multiplier": 1.5}, changed, "the fields given changed, the others kept")
             self.assertEqual(self.call(lambda: client.award(guild, 5, 701))["gained"], 1051, "floor(701 x 1.5)")

@@ -176,19 +176,62 @@ class _Rules(TypedDict, total=False):
     daily_xp_cap: int
     boosts: List[Boost]
     role_rewards_mode: Literal["stack", "replace"]
-    custom_curve: List[int]
+    custom_curve: Optional[List[int]]
 
 
-class _SettingsRequired(TypedDict):
+SeasonSchedule = Literal["none", "week", "month", "quarter"]
+
+
+class Season(TypedDict):
+    """When a season ends by itself (``none``: only when ended by hand), at 00:00 in ``timezone`` (IANA)."""
+
+    every: SeasonSchedule
+    timezone: str
+
+
+class SeasonUpdate(TypedDict, total=False):
+    """:class:`Season` fields to change."""
+
+    every: SeasonSchedule
+    timezone: str
+
+
+class Public(TypedDict):
+    """The opt-in public board: with ``enabled``, readable with no key at ``/p/{slug}``."""
+
+    enabled: bool
+    slug: Optional[str]
+
+
+class PublicUpdate(TypedDict, total=False):
+    """:class:`Public` fields to change."""
+
+    enabled: bool
+    slug: Optional[str]
+
+
+class Settings(TypedDict):
+    """A server's settings, every field as the service answers them (``GET``/``PUT settings``)."""
+
     xp_curve: Curve
     xp_multiplier: float
-
-
-class Settings(_SettingsRequired, _Rules, total=False):
-    """A server's settings; every field past the curve and multiplier is a rule on write."""
-
+    #: The XP needed for level 1, 2, …: with ``xp_curve`` ``"custom"``, else None.
+    custom_curve: Optional[List[int]]
+    season: Season
+    #: How many ended seasons are kept.
+    season_retention: int
+    #: How many closed days of history are kept.
+    history_days: int
+    cooldown_seconds: int
+    daily_xp_cap: int
     multipliers: Multipliers
+    boosts: List[Boost]
     role_rewards: List[RoleReward]
+    role_rewards_mode: Literal["stack", "replace"]
+    #: The server's display name and icon (https), or None.
+    name: Optional[str]
+    icon_url: Optional[str]
+    public: Public
 
 
 class SettingsUpdate(_Rules, total=False):
@@ -198,6 +241,12 @@ class SettingsUpdate(_Rules, total=False):
     xp_multiplier: float
     multipliers: MultipliersUpdate
     role_rewards: List[RoleRewardUpdate]
+    season: SeasonUpdate
+    season_retention: int
+    history_days: int
+    name: Optional[str]
+    icon_url: Optional[str]
+    public: PublicUpdate
 
 
 class _AwardRequired(TypedDict):
