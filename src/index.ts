@@ -35,3 +35,7 @@ export {
   type ExportedMember, type ExportFormat, type ExportOptions
 } from './transfer/export-members.js'
 export * from './client/index.js'
+// The client's verifier too, built on the standardwebhooks package (shadows the client's, same signature).
+export { verifyWebhook } from './webhooks/verify.js'
+export { WebhookStore, MAX_WEBHOOKS_PER_SERVER, type DeliveryAttempt, type WebhookInfo } from './webhooks/webhook-store.js'
+export { EVENT_TYPES, type EventType, type ServerEvent, type SubscribableEventType } from './webhooks/events.js'

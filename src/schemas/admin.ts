@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
 import { Settings, SettingsPreview } from './settings.js'
+import { Season } from './seasons.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
@@ -40,15 +41,15 @@ export const WriteRequestHeaders = Type.Object({
   'x-request-id': Type.Optional(Type.String({ description: `Your id for this request, echoed back when it matches \`${REQUEST_ID_PATTERN}\`` }))
 })
 
-const headers: ResponseHeaders = {
+export const headers: ResponseHeaders = {
   'x-request-id': Type.String({ pattern: REQUEST_ID_PATTERN, required: true, description: "The request's id" })
 }
-const replayHeaders: ResponseHeaders = {
+export const replayHeaders: ResponseHeaders = {
   ...headers,
   'idempotent-replayed': Type.Literal('true', { description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key' })
 }
 
-const errorResponse = (description: string) => response(AdminError, description, headers)
+export const errorResponse = (description: string) => response(AdminError, description, headers)
 
 /** The errors every write-API route can answer. */
 export const adminErrors = {
@@ -61,7 +62,7 @@ export const adminErrors = {
   503: errorResponse('`service_unavailable`: Redis cannot serve now (retry with the same Idempotency-Key or op_id), or the instance is overloaded or shutting down')
 }
 
-const idempotencyErrors = {
+export const idempotencyErrors = {
   409: errorResponse('`idempotency_key_in_use`: the first request with this Idempotency-Key is still running; retry after retry-after'),
   422: errorResponse('`idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
 }
@@ -185,7 +186,8 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [MemberRecord, RoleChanges, UpdatedMember, AwardResults, DailyResult, Settings, SettingsPreview, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
+export const adminNamedSchemas = [RoleChanges, UpdatedMember, AwardResults, DailyResult, Settings, SettingsPreview, Season, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult,
+  AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -204,6 +206,7 @@ export const responses = {
   },
   settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
   settingsPreview: { 200: response(SettingsPreview, 'What the settings would change; nothing was changed', headers), ...adminErrors },
+  seasonEnded: { 200: response(Season, 'The new season (the one ended is kept, read-only)', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
   keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyRotated: {

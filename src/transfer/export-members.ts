@@ -92,16 +92,15 @@ export class MemberExport implements AsyncIterable<string> {
 
   /** The members, a chunk at a time, in rank order; the next chunk is read while this one is used. */
   async * members (): AsyncGenerator<ExportedMember[]> {
-    const { redis, keys } = this.reader
-    const k = keys.guild(this.guildId)
+    const { redis } = this.reader
     const nowMs = await redisNow(redis) // one clock for every streak in the file
     // A change of multiplier after this read moves the data version, which `consistent` reports.
     const stats = await this.reader.readStats(this.guildId)
     const multiplier = stats.value.xp_multiplier
     let firstVersion: string | null = null
     const read = (start: number): Promise<ExportedMember[]> => {
-      const page = redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + this.chunk - 1)
-        .then(async ([version, total, curveReply, members, xps, records]) => {
+      const page = this.reader.pageScript(this.guildId, start, start + this.chunk - 1)
+        .then(({ version, total, curve, members, xps, records }) => {
           if (start === 0) {
             this.total = total
             firstVersion = version
@@ -109,8 +108,6 @@ export class MemberExport implements AsyncIterable<string> {
           } else if (version !== firstVersion) {
             this.consistent = false
           }
-          // A curve changed since the export began moves the version too: `consistent` says so.
-          const curve = await this.reader.curves.named(this.guildId, curveReply) ?? await this.reader.curves.current(this.guildId)
           return members.map((member, i): ExportedMember => {
             const xp = Number(xps[i])
             const { streak, lastClaim, username } = parseRecord(records[i])

@@ -3,19 +3,20 @@
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
-import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW, SETTINGS_CHANGED } from '../redis/script-status.js'
+import { AwardStatus, CALENDAR_REFUSAL, DailyClaimStatus, MemberWriteStatus } from '../redis/script-status.js'
 import * as scripts from '../redis/write-scripts.js'
+import { scriptArgs } from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
-import { keepUntil } from '../periods/periods.js'
-import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
-import { dayBoardKeepUntil, type ServerCalendar, serverCalendar } from '../calendar/server-calendar.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
 import { DEFAULT_CURVE, type LevelCurve, levelForXp, MAX_XP } from '../levels/curves.js'
-import { type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
+import { assertDisplayText, type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
 import { SettingsCache, SettingsStore } from '../settings/settings-store.js'
 import { previewSettings, type SettingsPreview } from '../settings/settings-preview.js'
 import { type AwardPlace, awardGain, boostHundredths, stackedMultiplier } from '../rules/gain.js'
 import type { RoleChanges } from '../rules/role-rewards.js'
+import type { ServerCalendar } from '../calendar/server-calendar.js'
+import { type CalendarRefusal, calendarRefusal, CalendarWrites } from './calendar-writes.js'
+import { type Season, SeasonEnds } from '../seasons/season-ends.js'
 import { randomInt } from 'node:crypto'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
@@ -25,23 +26,15 @@ import {
   assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD
 } from '../validation.js'
 
-/** A write script's reply as a period attempt: { -2, now_ms } asks for another try. */
-function periodAttempt<T extends [number, ...Array<number | undefined>]> (reply: T): PeriodAttempt<T> {
-  return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
+/** daily-claim's reply: the calendar's refusals come behind a 0 ({ 0, code, value }). */
+function claimRefusal (reply: ReadonlyArray<number | undefined>): CalendarRefusal | null {
+  return reply[0] === CALENDAR_REFUSAL ? calendarRefusal(reply.slice(1)) : null
 }
 
-/** What a script attempt computed from a server's settings gave: its result, or why to try again. */
-type SettingsAttempt<T> = { done: T } | { outsideAt: number } | { settingsChanged: true }
-
-/** A reply of a script that checks the settings' epoch and the calendar's window, as such an attempt (length: a whole reply's). */
-function settingsAttempt<T extends Array<number | string | undefined>> (reply: T): SettingsAttempt<T> {
-  if (reply.length === 2 && reply[0] === OUTSIDE_PERIOD_WINDOW) return { outsideAt: Number(reply[1]) }
-  if (reply.length === 2 && reply[0] === SETTINGS_CHANGED) return { settingsChanged: true }
-  return { done: reply }
+/** A bulk call's reply: the number of members set, or the calendar's refusal. */
+function bulkRefusal (reply: number | [number, number]): CalendarRefusal | null {
+  return typeof reply === 'number' ? null : calendarRefusal(reply)
 }
-
-/** Tries of a write whose settings or calendar moved under it, each computed again. */
-const SETTINGS_TRIES = 5
 
 /** How far ahead of the service's clock a daily claim may be dated. */
 export const MAX_CLAIM_AHEAD_MS = 5 * 60 * 1000
@@ -222,7 +215,7 @@ class BulkColumns {
     return this.userIds.length
   }
 
-  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-4.lua). */
+  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-8.lua). */
   args (from: number, to: number): string[] {
     const n = to - from
     // Group 0: username and daily record given; 1: username only; 2: daily record only; 3: neither.
@@ -322,7 +315,7 @@ function awardResult (status: number, xp: number, gain: number, curve: LevelCurv
 }
 
 /**
- * The results of `n` awards from a batch's reply (award-batch-11.lua: 4 values an award, then 3
+ * The results of `n` awards from a batch's reply (award-batch-16.lua: 4 values an award, then 3
  * for each award with roles), or from one remembered before (3 values an award).
  */
 function batchResults (reply: ReadonlyArray<number | string>, n: number, curve: LevelCurve): Array<AwardResult & { replayed?: true }> {
@@ -341,21 +334,32 @@ export class LeaderboardWriter {
   readonly keys: KeyBuilder
   /** The servers' settings in Redis. */
   readonly settings: SettingsStore
+  /** The servers' seasons: their ends, by hand or by schedule. */
+  readonly seasons: SeasonEnds
 
   readonly operationWindowMs: number
   readonly settleTimeoutMs: number
   /** Redis's clock as the write scripts last reported it, to name the current period boards. */
   readonly #clock: RedisClock
-  /** The settings awards are computed from, each server's as of an epoch the scripts check. */
+  /** The settings (and current season) each write computes with, as of their epoch. */
   readonly #settingsCache: SettingsCache
+  readonly #calendar: CalendarWrites
 
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder(), options: WriterOptions = {}) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
     this.settings = new SettingsStore(redis, keys)
-    this.#settingsCache = new SettingsCache(this.settings)
     this.#clock = options.clock ?? new RedisClock()
+    this.#settingsCache = new SettingsCache(this.settings)
+    this.seasons = new SeasonEnds(redis, keys, this.#settingsCache, this.#clock)
+    this.#calendar = new CalendarWrites({
+      redis,
+      keys,
+      settings: this.#settingsCache,
+      clock: this.#clock,
+      endDueSeason: async (guildId, settings, nowMs) => await this.seasons.endIfDue(guildId, settings, nowMs)
+    })
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
     this.settleTimeoutMs = assertInteger('settleTimeoutMs', options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS, 1, 3600 * 1000)
   }
@@ -384,23 +388,6 @@ export class LeaderboardWriter {
   }
 
   /**
-   * Runs `attempt` (one script call computed from the server's settings and its calendar at this
-   * writer's estimate of Redis's clock) until the script takes it: again with the settings read
-   * afresh when their epoch moved, and with the calendar of Redis's time when that time was
-   * outside the attempt's window.
-   */
-  async #withSettings<T> (guildId: string, attempt: (settings: GuildSettings, calendar: ServerCalendar) => Promise<SettingsAttempt<T>>): Promise<T> {
-    let settings = await this.#settingsCache.get(guildId)
-    for (let tries = 1; ; tries++) {
-      const result = await attempt(settings, serverCalendar(settings, this.#clock.now()))
-      if ('done' in result) return result.done
-      if ('outsideAt' in result) this.#clock.observe(result.outsideAt)
-      else settings = await this.#settingsCache.refresh(guildId)
-      if (tries === SETTINGS_TRIES) throw new Error(`the settings or the calendar of server ${guildId} moved ${tries} times in a row under one write`)
-    }
-  }
-
-  /**
    * Awards XP to a member, creating it if needed, as the server's rules say (see awardMany): the
    * gain is floor(xp × the server's multiplier × the multipliers of `roleIds` and `channelId` ×
    * the boost running), within the cooldown and the daily cap. `xp` may be a range to draw from.
@@ -415,30 +402,24 @@ export class LeaderboardWriter {
     const op = this.#operation(guildId, ref.opId)
     let gain = 0
     let curve: LevelCurve = DEFAULT_CURVE
-    const reply = await this.#settle('awardXp', op.opId, async () => await this.#withSettings(guildId, async (settings, c) => {
-      gain = gainOf(settings, c, award)
-      curve = levelCurve(settings)
-      return settingsAttempt(await scripts.awardXp(this.redis, {
+    const reply = await this.#settle('awardXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => {
+      gain = gainOf(w.settings, w.calendar, award)
+      curve = levelCurve(w.settings)
+      return await scripts.awardXp(this.redis, {
         ...k,
+        ...w.keys,
+        ...w.args,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, c.week.label),
-        month: this.keys.period(guildId, c.month.label),
-        day: this.keys.day(guildId, c.day.label),
+        season: k.seasonCurrent,
         member: boardMember(userId),
         gain,
         username,
         maxXp: MAX_XP,
         opId: op.opId,
-        opsTtlMs: op.ttlMs,
-        from: c.from,
-        until: c.until,
-        weekExpireAt: keepUntil(c.week),
-        monthExpireAt: keepUntil(c.month),
-        epoch: settings.epoch,
-        dayExpireAt: dayBoardKeepUntil(c.day)
-      }))
-    }))
+        opsTtlMs: op.ttlMs
+      })
+    }, calendarRefusal))
     const [status, xp, gained, add = '', remove = ''] = reply
     const result = awardResult(status, xp, gained, curve, roleChangesOf(add, remove))
     if (result.reason === 'xp_limit') {
@@ -456,7 +437,7 @@ export class LeaderboardWriter {
    * limit: `applied: false` and the reason) is refused alone; the others are applied. An XP range
    * is drawn here, once: a resend carries the same draw, and an award whose opId was applied
    * before answers its first draw's result. The awards go to Redis in calls of AWARD_BATCH
-   * (award-batch-11.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
+   * (award-batch-16.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
    * per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
@@ -472,7 +453,7 @@ export class LeaderboardWriter {
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
     const checked = new Array<CheckedAward>(awards.length)
-    // 4 values per award (see award-batch-11.lua); the gains, at 4i + 1, are filled in by each attempt.
+    // 4 values per award (see award-batch-16.lua); the gains, at 4i + 1, are filled in by each attempt.
     const args = new Array<string | number>(4 * awards.length)
     awards.forEach((a, i) => {
       try {
@@ -494,27 +475,20 @@ export class LeaderboardWriter {
       const chunk = args.slice(4 * from, 4 * to)
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
-      chunks.push(this.#settle('awardMany', undefined, async () => await this.#withSettings(guildId, async (settings, c) => {
-        for (let i = from; i < to; i++) chunk[4 * (i - from) + 1] = gainOf(settings, c, checked[i] as CheckedAward)
-        const reply = settingsAttempt(await scripts.awardBatch(this.redis, {
+      chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) => {
+        for (let i = from; i < to; i++) chunk[4 * (i - from) + 1] = gainOf(w.settings, w.calendar, checked[i] as CheckedAward)
+        return await scripts.awardBatch(this.redis, {
           ...k,
+          ...w.keys,
+          ...w.args,
           ops: op.current,
           opsPrev: op.previous,
-          week: this.keys.period(guildId, c.week.label),
-          month: this.keys.period(guildId, c.month.label),
-          day: this.keys.day(guildId, c.day.label),
+          season: k.seasonCurrent,
           maxXp: MAX_XP,
           opsTtlMs: op.ttlMs,
-          from: c.from,
-          until: c.until,
-          weekExpireAt: keepUntil(c.week),
-          monthExpireAt: keepUntil(c.month),
-          callOpId: `${callId}:${from / AWARD_BATCH}`,
-          epoch: settings.epoch,
-          dayExpireAt: dayBoardKeepUntil(c.day)
-        }, chunk))
-        return 'done' in reply ? { done: batchResults(reply.done, to - from, levelCurve(settings)) } : reply
-      })))
+          callOpId: `${callId}:${from / AWARD_BATCH}`
+        }, chunk).then((reply) => ({ reply, curve: levelCurve(w.settings) }))
+      }, ({ reply }) => calendarRefusal(reply)).then(({ reply, curve }) => batchResults(reply, to - from, curve))))
     }
     const results = (await Promise.all(chunks)).flat()
     return results.map((r, i) => ({ userId: userIds[i] as string, ...r, ...(r.reason === 'xp_limit' ? { refused: 'xp_limit' as const } : {}) }))
@@ -536,9 +510,9 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [previousXp, add = '', remove = '', level] = await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
-    }))
+    const [, previousXp, add = '', remove = '', level] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
+    }), calendarRefusal))
     // A reply remembered before levels were given: the level under the settings now.
     return { previousXp, xp, level: level ?? levelForXp(levelCurve(await this.settings.read(guildId)), xp), ...roleChangesOf(add, remove) }
   }
@@ -549,6 +523,9 @@ export class LeaderboardWriter {
     const username = assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    // After the writes called before it, which may wait for the server's settings.
+    const settings = this.#calendar.settingsOf(guildId)
+    if (settings instanceof Promise) await settings
     return await this.#settle('setUsername', op.opId, async () => await scripts.setUsername(this.redis, {
       ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs
     })) === MemberWriteStatus.done
@@ -559,21 +536,18 @@ export class LeaderboardWriter {
     const { guildId, userId } = this.#ref(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [removed] = await this.#settle('removeMember', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [removed] = await this.#settle('removeMember', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
       await scripts.removeMember(this.redis, {
         ...k,
+        ...w.keys,
+        ...w.args,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, p.week.label),
-        lastWeek: this.keys.period(guildId, p.lastWeek.label),
-        month: this.keys.period(guildId, p.month.label),
-        lastMonth: this.keys.period(guildId, p.lastMonth.label),
+        season: k.seasonCurrent,
         member: boardMember(userId),
         opId: op.opId,
-        opsTtlMs: op.ttlMs,
-        from: p.from,
-        until: p.until
-      }))))
+        opsTtlMs: op.ttlMs
+      }), calendarRefusal))
     return removed === MemberWriteStatus.done
   }
 
@@ -592,9 +566,9 @@ export class LeaderboardWriter {
     }
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await scripts.dailyClaim(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
-    }))
+    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.dailyClaim(this.redis, {
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
+    }), claimRefusal))
     const when = new Date(value).toISOString()
     switch (status) {
       case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
@@ -614,7 +588,8 @@ export class LeaderboardWriter {
   async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
     const changed = await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
-    this.#settingsCache.set(guildId, changed)
+    // A new schedule or time zone may bring the season's end or the day's nearer: the ticker looks again now.
+    await this.#settle('configureGuild', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
     return changed
   }
 
@@ -626,6 +601,22 @@ export class LeaderboardWriter {
    */
   async previewSettings (guildId: string, settings: GuildSettingsInput): Promise<SettingsPreview> {
     return await this.#settle('previewSettings', undefined, async () => await previewSettings(this.settings, guildId, settings))
+  }
+
+  /**
+   * Ends the server's current season now, whatever its schedule, and starts the next (named
+   * `name`, "Season N" by default). The ended season's board is kept as it stands, read-only, for
+   * `season_retention` seasons. Returns the new season.
+   */
+  async endSeason (guildId: string, options: { name?: string } = {}): Promise<Season> {
+    assertSnowflake('guild_id', guildId)
+    const name = options.name === undefined ? undefined : assertDisplayText('name', options.name)
+    // The season current now is the one to end: a resend after a lost answer, or a second call
+    // racing this one, finds it ended and answers the season after it.
+    const { id } = (await this.#settle('endSeason', undefined, async () => await this.#settingsCache.refresh(guildId))).currentSeason
+    const season = await this.#settle('endSeason', undefined, async () => await this.seasons.endNow(guildId, id, name))
+    await this.#settle('endSeason', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
+    return season
   }
 
   /**
@@ -651,11 +642,14 @@ export class LeaderboardWriter {
     // together and Redis would sit idle while the next ones are built.
     const worker = async (): Promise<void> => {
       while (next < columns.length) {
-        const args = columns.args(next, Math.min(next + BULK_BATCH, columns.length))
+        const [whole = '0', named = '0', dated = '0', bare = '0', ...members] = columns.args(next, Math.min(next + BULK_BATCH, columns.length))
         next += BULK_BATCH
-        const [[err, set] = [null, 0]] = await this.redis.pipeline()
-          .bulkSetMembers(k.board, k.members, k.stats, k.version, ...args).exec() ?? []
-        if (err !== null) throw err
+        const set = await this.#calendar.run(guildId, async (w) => {
+          const [[err, reply] = [null, 0]] = await this.redis.pipeline()
+            .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare }), ...members).exec() ?? []
+          if (err !== null) throw err
+          return reply as number | [number, number]
+        }, bulkRefusal)
         // Not `done += await …`: that reads `done` before the await, and the workers overwrite each other.
         done += set as number
         onProgress?.(done)

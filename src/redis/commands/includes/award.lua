@@ -1,13 +1,15 @@
 -- One XP award, shared by award-xp (one award) and award-batch (many), for an operation not
 -- applied before (the caller checks with replay first, and remembers the reply): judged by the
--- server's rules (includes/rules.lua: cooldown, daily cap), then applied (board, name, period and
--- day boards, cooldown) with its change to the aggregates added to `deltas`, which the caller
--- applies (once per call: a batch moves the stats hash with a handful of HINCRBYs, not a handful
--- per award).
+-- server's rules (includes/rules.lua: cooldown, daily cap), then applied (board, name, period
+-- boards, the season's board, the day's, the cooldown) with its change to the aggregates added
+-- to `deltas`, which the caller applies (once per call: a batch moves the stats hash with a
+-- handful of HINCRBYs, not a handful per award), and the events it causes appended.
 --- @include "aggregates"
 --- @include "records"
 --- @include "operations"
 --- @include "periods"
+--- @include "events"
+--- @include "calendar-counting"
 --- @include "rules"
 
 -- Statuses, as src/redis/script-status.ts names them: applied (whole, or in part up to the daily
@@ -25,51 +27,52 @@ local function role_lists (changes)
   return table.concat(changes.add, ','), table.concat(changes.remove, ',')
 end
 
--- k: { board, members, week, month, day, cooldowns }; a: { member, gained (the caller's gain,
--- src/rules/gain.ts), username ('' keeps it) }; s: { rules, now, max_xp }.
+-- k: { board, members, settings, week, month, season, cooldowns }; a: { member, gained (the
+-- caller's gain, src/rules/gain.ts), username ('' keeps it) }; s: { rules, now, max_xp, events
+-- (includes/events.lua's context, or nil), day (calendar-counting's day keys, whose board is the
+-- daily cap's count) }.
 -- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
--- levels from the XP under the settings whose epoch the script checked), whether anything
--- changed, and the role changes (a table, or nil) for the event. The boards counted into get
--- their expiry from the caller, once per call (expire_boards). An award that adds nothing (a role
--- or channel at 0, a gain rounded down to 0) is applied (the member and its name are recorded)
--- but is not judged by the rules and starts no cooldown.
+-- levels from the XP under the settings whose epoch the script checked) and whether anything
+-- changed. The week's and month's boards get their expiry from the caller, once per call
+-- (expire_periods). An award that adds nothing (a role or channel at 0, a gain rounded down to
+-- 0) is applied (the member and its name are recorded, the day touched) but is not judged by
+-- the rules and starts no cooldown.
 local function award_one (k, a, s, deltas)
   local gained = tonumber(a.gained)
-  local old_xp = tonumber(redis.call('ZSCORE', k.board, a.member) or '0')
+  local score = redis.call('ZSCORE', k.board, a.member)
+  local old_xp = tonumber(score or '0')
   local status = AWARDED
-  local counted = false -- in the day's board already (by the cap's count)
   if gained > 0 then
     if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(COOLDOWN, old_xp), false end
-    local fits
-    fits, counted = count_under_cap(s.rules, k.day, a.member, gained)
-    if fits == 0 then return refused(DAILY_CAP, old_xp), false end
-    if fits < gained then gained, status = fits, CAPPED end
+    local room = cap_room(s.rules, s.day.day, a.member)
+    if room ~= nil and gained > room then
+      if room <= 0 then return refused(DAILY_CAP, old_xp), false end
+      gained, status = room, CAPPED
+    end
   end
   local new_xp = old_xp + gained
-  if new_xp > s.max_xp then
-    if counted then redis.call('ZINCRBY', k.day, int(-gained), a.member) end
-    return refused(OVER_XP_LIMIT, old_xp), false
-  end
+  if new_xp > s.max_xp then return refused(OVER_XP_LIMIT, old_xp), false end
   redis.call('ZADD', k.board, int(new_xp), a.member)
   if a.username ~= '' then set_name(k.members, a.member, a.username) end
   add_xp_change(deltas, old_xp, new_xp)
   if gained > 0 then
     count_in_period(k.week, a.member, gained)
     count_in_period(k.month, a.member, gained)
-    if not counted then redis.call('ZINCRBY', k.day, int(gained), a.member) end
     start_cooldown(s.rules, k.cooldowns, a.member, s.now)
   end
+  count_in_season(k.season, a.member, gained)
+  touch_day(s.day, a.member, gained, score)
   local changes = role_changes(s.rules, old_xp, new_xp)
+  member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, changes)
   local add, remove = role_lists(changes)
-  return { status, new_xp, gained, add, remove }, true, changes
+  return { status, new_xp, gained, add, remove }, true
 end
 
--- Once per call that counted a gain: when the week's, the month's and the day's boards may go
--- (set once a call rather than once a member; the same time each call of the period).
-local function expire_boards (k, week_expire_at, month_expire_at, day_expire_at)
+-- Once per call that counted a gain: when the week's and the month's boards may go (set once a
+-- call rather than once a member; the same time for every call of the period).
+local function expire_periods (k, week_expire_at, month_expire_at)
   redis.call('PEXPIREAT', k.week, week_expire_at)
   redis.call('PEXPIREAT', k.month, month_expire_at)
-  redis.call('PEXPIREAT', k.day, day_expire_at)
 end
 
 -- An award's reply remembered before replies carried roles ({ status, xp, gained }), as one of

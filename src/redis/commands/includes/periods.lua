@@ -15,7 +15,7 @@ local function period_clock (from, to)
 end
 
 -- Counts `gained` (> 0) XP into a period board. The board's expiry is the caller's to set, once
--- per script call that counted into it (expire_boards in includes/award.lua), not once a member.
+-- per script call that counted into it (expire_periods in includes/award.lua), not once a member.
 local function count_in_period (key, member, gained)
   redis.call('ZINCRBY', key, int(gained), member)
 end

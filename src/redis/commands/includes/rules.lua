@@ -1,32 +1,27 @@
 -- Rules applied on write (issue 29): a server's cooldown, daily cap, curve and role rewards, read
 -- from its settings hash once per script call. The gain itself (multipliers, boosts, an XP range's
 -- draw) is computed by the caller from the settings of a given epoch (src/rules/gain.ts): a script
--- that takes such a gain checks the epoch first, and applies nothing when it moved.
+-- that takes such a gain checks the epoch first (includes/calendar-counting.lua's calendar_check),
+-- and applies nothing when it moved.
 --- @include "levels"
-
--- A write script's reply when the settings' epoch is not the one its caller computed at
--- (src/redis/script-status.ts): nothing changed, and the caller reads the settings again.
-local SETTINGS_CHANGED = -8
 
 -- The longest cooldown the settings allow (SETTINGS_LIMITS.cooldownSeconds.max), in ms: a
 -- member's last award older than this can never hold an award off, whatever the setting becomes.
 local MAX_COOLDOWN_MS = 3600 * 1000
 
--- The server's rules for this call, or nil and the stored epoch when `expected_epoch` (a string,
--- or nil to take any) is not the stored one. Sets the custom curve for level_for_xp('custom').
---   { epoch, curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
+-- The server's rules for this call (its epoch checked by the caller). Sets the custom curve for
+-- level_for_xp('custom').
+--   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
 --     level past a custom curve's last) }
-local function load_rules (settings_key, expected_epoch)
-  local f = redis.call('HMGET', settings_key, 'epoch', 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
+local function load_rules (settings_key)
+  local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode')
-  local epoch = f[1] or '0'
-  if expected_epoch ~= nil and expected_epoch ~= epoch then return nil, epoch end
-  local curve = f[2] or 'mee6'
+  local curve = f[1] or 'mee6'
   local last_level = math.huge
   if curve == 'custom' then
-    if f[3] then
-      local thresholds = cjson.decode(f[3])
+    if f[2] then
+      local thresholds = cjson.decode(f[2])
       use_custom_curve(thresholds)
       last_level = #thresholds
     else
@@ -34,18 +29,17 @@ local function load_rules (settings_key, expected_epoch)
     end
   end
   local rewards, reward_xp = {}, {}
-  if f[6] and f[6] ~= '[]' then rewards = cjson.decode(f[6]) end
+  if f[5] and f[5] ~= '[]' then rewards = cjson.decode(f[5]) end
   for i, reward in ipairs(rewards) do
     reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
   end
   return {
-    epoch = epoch,
     curve = curve,
-    cooldown_ms = 1000 * (tonumber(f[4]) or 0),
-    cap = tonumber(f[5]) or 0,
+    cooldown_ms = 1000 * (tonumber(f[3]) or 0),
+    cap = tonumber(f[4]) or 0,
     rewards = rewards,
     reward_xp = reward_xp,
-    mode = f[7] or 'stack'
+    mode = f[6] or 'stack'
   }
 end
 
@@ -69,21 +63,12 @@ local function trim_cooldowns (rules, cooldowns_key, now)
   redis.call('PEXPIRE', cooldowns_key, MAX_COOLDOWN_MS)
 end
 
--- With a daily cap, counts `gained` (> 0) into the day's board (board member -> the day's gains)
--- up to the cap: counted first and taken back past it, one command for an award under it. Returns
--- the part that fits (0: none, nothing counted) and whether it was counted (without a cap, the
--- caller counts an award once it is applied).
-local function count_under_cap (rules, day_key, member, gained)
-  if rules.cap == 0 then return gained, false end
-  local over = tonumber(redis.call('ZINCRBY', day_key, string.format('%d', gained), member)) - rules.cap
-  if over >= gained then
-    redis.call('ZINCRBY', day_key, string.format('%d', -gained), member)
-    return 0, false
-  elseif over > 0 then
-    redis.call('ZINCRBY', day_key, string.format('%d', -over), member)
-    return gained - over, true
-  end
-  return gained, true
+-- The XP the member may still gain today, or nil for no cap. The day's board (board member ->
+-- the XP its awards gained in the server's day, includes/calendar-counting.lua) is the cap's
+-- count: the history's day board, one key and one count.
+local function cap_room (rules, day_key, member)
+  if rules.cap == 0 then return nil end
+  return rules.cap - tonumber(redis.call('ZSCORE', day_key, member) or '0')
 end
 
 -- How many rewards a member holding `xp` has reached: a reward's level is reached at its XP, so
