@@ -177,12 +177,15 @@ t.test('a boost applies from its start to its end, by Redis\'s clock', async (t)
   const ctx = await setup(t)
   const guild = newGuild()
   const now = await redisNow(ctx.redis)
-  const startsAt = now + 2000
-  // Ends in ten minutes at first, so that no loaded machine sees it end before the checks within it.
-  await ctx.writer.configureGuild(guild, { boosts: [{ multiplier: 2, startsAt: new Date(startsAt), endsAt: new Date(now + 600_000) }] })
+  // Starts in ten minutes and ends in twenty at first, so that no loaded machine reaches either
+  // before the checks around them; each is then moved to a second on, and waited for.
+  const endsLater = new Date(now + 1_200_000)
+  await ctx.writer.configureGuild(guild, { boosts: [{ multiplier: 2, startsAt: new Date(now + 600_000), endsAt: endsLater }] })
   // A writer whose own clock is 10 s behind: it would think the boost not started yet.
   const behind = otherInstance(t, ctx, -10_000)
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 10 }]))[0], { gained: 10 }, 'before its start: ×1')
+  const startsAt = await redisNow(ctx.redis) + 1000
+  await ctx.writer.configureGuild(guild, { boosts: [{ multiplier: 2, startsAt: new Date(startsAt), endsAt: endsLater }] })
   await untilRedisTime(ctx, startsAt)
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 10 }]))[0], { gained: 20 }, 'from its start: ×2')
   t.match(await behind.awardXp({ guildId: guild, userId: '6', xp: 10 }), { gained: 20 }, 'also from a writer whose clock is behind')
