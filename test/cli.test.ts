@@ -70,7 +70,26 @@ t.test('guild set writes the curve and the multiplier exactly as typed; the next
   t.match(award.stdout, /^awarded 29 XP to 7 in 2 .*now 29 XP \(level 0\)\n$/, '100 at 0.29 is 29, not 28')
   t.equal(await xpOf('2', '7'), '29')
   const json = await cli(['award', '--guild', '2', '--user', '7', '--xp', '1000', '--json'])
-  t.same(JSON.parse(json.stdout), { guild_id: '2', user_id: '7', awarded: 1000, gained: 290, xp: 319, level: 2 }, '--json')
+  t.same(JSON.parse(json.stdout), { guild_id: '2', user_id: '7', awarded: 1000, gained: 290, xp: 319, level: 2, leveled_up: true, applied: true }, '--json')
+})
+
+t.test('award with the server\'s rules: a range, roles and a channel; a refusal says why; role rewards are printed', async (t) => {
+  const writer = new LeaderboardWriter(redis, keys)
+  await writer.configureGuild('90', {
+    cooldownSeconds: 3600,
+    multipliers: { roles: { 71: 2 }, channels: { 81: 1.5 } },
+    roleRewards: [{ level: 1, roleId: '501' }, { level: 2, roleId: '502' }]
+  })
+  const first = await cli(['award', '--guild', '90', '--user', '7', '--xp', '50-50', '--roles', '71,72', '--channel', '81', '--json'])
+  t.same(JSON.parse(first.stdout), { guild_id: '90', user_id: '7', awarded: { min: 50, max: 50 }, gained: 100, xp: 100, level: 1, leveled_up: true, applied: true, roles: { add: ['501'], remove: [] } },
+    '50 × 2 (the highest of role 71 and channel 81)')
+  const refused = await cli(['award', '--guild', '90', '--user', '7', '--xp', '15-25'])
+  t.same(refused, { code: 0, stdout: 'not applied (within the cooldown of its last award): 7 in 90 has 100 XP (level 1)\n', stderr: '' })
+  const drawn = await cli(['award', '--guild', '90', '--user', '8', '--xp', '300-300'])
+  t.equal(drawn.stdout, 'awarded 300 XP to 8 in 90 (300-300 with the server\'s rules): now 300 XP (level 2)\nrole rewards: add 501, 502; remove none\n')
+  const set = await cli(['member', 'set-xp', '--guild', '90', '--user', '8', '--xp', '0'])
+  t.equal(set.stdout, 'set 8 in 90 to 0 XP (level 0); it had 300 XP\nrole rewards: add none; remove 501, 502\n')
+  t.match(await cli(['award', '--guild', '90', '--user', '9', '--xp', '9-3']), { code: 1, stderr: /xp \(the range's high end\) must be an integer from 9/ })
 })
 
 t.test('daily records a claim; a second one the same UTC day is refused: exit 1, one line, nothing changed', async (t) => {
