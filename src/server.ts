@@ -10,7 +10,7 @@ import { buildAdminApp } from './admin/admin-app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
-import { prepareDemo } from './demo/prepare-demo.js'
+import { prepareDemo, seasonCurlLines } from './demo/prepare-demo.js'
 import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
@@ -108,6 +108,7 @@ if (localRedis !== undefined) {
     onError: (err) => { app.log.debug({ err }, 'demo bot: award failed') }
   })
   const stateFile = demoStatePath(DEMO_DIR)
+  const moreCurls = await seasonCurlLines(app.redisClient, app.keys, demo)
   const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'no longer works (rotated, or made for another Redis)', other_server: 'reads another server' }
   // Plain text for the person at the terminal; the JSON logs never carry a key.
   process.stdout.write([
@@ -121,6 +122,7 @@ if (localRedis !== undefined) {
     ...(demo.staleKey === undefined ? [] : [`  (the key kept from last time ${stale[demo.staleKey]}, so a new one was made)`]),
     '',
     `  ${demo.curl}`,
+    ...moreCurls.map((line) => `  ${line}`),
     '',
     // The key goes in the fragment, which browsers never send: it stays out of every log.
     `  Live leaderboard page (a simulated bot awards XP every second): ${baseUrl}/#key=${demo.key}&guild=${demo.guildId}`,

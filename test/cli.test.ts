@@ -216,9 +216,12 @@ t.test('demo seeds the demo server once and prints a key and a curl line that wo
   const first = await cli(['demo', '--guild', '9', '--base-url', 'http://api.test:8080'])
   t.equal(first.code, 0)
   t.match(first.stdout, /^demo server 9: seeded 500 members\n/)
-  const curl = lines(first.stdout).at(-1) ?? ''
+  const curls = lines(first.stdout).filter((line) => line.startsWith('curl '))
+  const curl = curls[0] ?? ''
   const key = /x-api-key: (lbk_\S+)'/.exec(curl)?.[1] ?? ''
   t.equal(curl, `curl -H 'x-api-key: ${key}' http://api.test:8080/api/v1/servers/9/leaderboard`)
+  t.match(curls.slice(1), [/\/servers\/9\/leaderboard\?season=current$/, /\/servers\/9\/members\/\d+\/history\?days=7$/, /\/servers\/9\/stats\/history\?days=7$/],
+    'then the season\'s and the history\'s')
   t.match(await store.check(key), { status: 'ok', guildId: '9', plan: 'professional' })
   const [again, json] = await Promise.all([cli(['demo', '--guild', '9']), cli(['demo', '--guild', '9', '--json'])])
   t.equal(again.code, 0)
