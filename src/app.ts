@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
+import type { Registry } from 'prom-client'
 import { lazyChildLoggerFactory, loggerOptions, RequestLogController } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
@@ -36,6 +37,11 @@ export const API_PREFIX = '/api/v1'
 
 export interface AppOptions {
   config: Config
+  /**
+   * The registry of the API's metrics (served on METRICS_PORT), for the write API's requests to
+   * go into the same `http_request_duration_seconds`; read when a request completes.
+   */
+  metricsRegistry?: () => Registry | null
 }
 
 /**
@@ -95,7 +101,8 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
  * that holds each route to its declared access (src/pipeline/access.ts). The public API
  * (buildApp) and the write API (src/admin/admin-app.ts) are both made by it.
  */
-export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {}) {
+export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {},
+  appOptions: Omit<AppOptions, 'config'> = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     logController: new RequestLogController(),
@@ -127,6 +134,6 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS)
     done()
   })
-  fastify.register(fp(plugin), { config })
+  fastify.register(fp(plugin), { ...appOptions, config })
   return fastify
 }

@@ -50,7 +50,7 @@ export const ConfigSchema = Type.Object({
   requestTimeoutMs: PositiveInteger('REQUEST_TIMEOUT_MS: longest a client may take to send a request (headers included)', 10_000, 1000, 300_000),
   shutdownDrainMs: ZeroOrPositive('SHUTDOWN_DRAIN_MS: on SIGTERM, how long to keep serving with /readyz at 503 before closing', 5000, 60_000,
     'close at once'),
-  maxEventLoopDelayMs: ZeroOrPositive('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay', 50, 60_000, 'never'),
+  maxEventLoopDelayMs: ZeroOrPositive("MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay, over a second in which the loop was 90% busy with the instance's own work (on a CPU a quarter of that time)", 50, 60_000, 'never'),
   maxInFlight: ZeroOrPositive('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance', 256, 1_000_000, 'never'),
   maxHeapUsedPercent: ZeroOrPositive("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit", 90, 100, 'never'),
   outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000),

@@ -13,7 +13,6 @@ import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 t.jobs = 4
-t.setTimeout(240_000)
 
 const PREFIX = 'clitransfer'
 const { server, redis, raw, keys } = await redisFixture(t, PREFIX)

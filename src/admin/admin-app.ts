@@ -11,6 +11,8 @@ import authPlugin from '../pipeline/auth.js'
 import tokenAuthPlugin from '../pipeline/token-auth.js'
 import { writerPlugin } from '../plugins/stores.js'
 import { webhookStorePlugin } from '../plugins/webhooks.js'
+import { requestMetricsPlugin } from '../plugins/metrics.js'
+import type { Registry } from 'prom-client'
 import { openapiPluginFor } from '../plugins/openapi.js'
 import { docsPagePluginFor } from '../plugins/docs-page.js'
 import healthRoutes from '../routes/health.js'
@@ -49,6 +51,7 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
   fastify.removeContentTypeParser('text/plain')
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
+  if (opts.metricsRegistry !== undefined) await fastify.register(requestMetricsPlugin, { registry: opts.metricsRegistry })
   await fastify.register(authPlugin) // the failed-authentication limit, shared with the read API
   await fastify.register(tokenAuthPlugin)
   await fastify.register(writerPlugin)
@@ -59,12 +62,15 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
   await fastify.register(adminRoutes, { prefix: ADMIN_PREFIX })
 }
 
-/** An instance of the write API, for server.ts and the tests alike. */
-export function buildAdminApp (config: Config, options: FastifyServerOptions = {}) {
+/**
+ * An instance of the write API, for server.ts and the tests alike; `metricsRegistry` is the read
+ * API's (`() => app.metricsRegistry`), so that write requests are measured beside reads.
+ */
+export function buildAdminApp (config: Config, options: FastifyServerOptions = {}, metricsRegistry?: () => Registry | null) {
   return buildInstance(config, adminApp, {
     prefix: ADMIN_PREFIX,
     kinds: ['token'],
     documents: [ADMIN_DOCS_PREFIX],
     hooks: (fastify) => ({ authenticateToken: fastify.authenticateToken, checkTokenServer: fastify.checkTokenServer, idempotency: fastify.claimIdempotencyKey })
-  }, options)
+  }, options, { metricsRegistry })
 }

@@ -10,7 +10,6 @@ import { RedisClock } from '../redis/clock.js'
 import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
@@ -113,7 +112,7 @@ export class LeaderboardReader {
     const read = new Map<string, Promise<string | Error>>()
     for (const id of guildIds) {
       if (!read.has(id)) {
-        read.set(id, followingRedirects(async () => await this.redis.get(this.keys.guild(id).version))
+        read.set(id, this.redis.get(this.keys.guild(id).version)
           .then((v) => v ?? '0', (err: unknown) => err instanceof Error ? err : new Error(String(err))))
       }
     }

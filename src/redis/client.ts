@@ -4,6 +4,7 @@
 import { Cluster, Redis } from 'ioredis'
 import type { Result } from 'ioredis'
 import { defineCommands } from './scripts.js'
+import { followRedirections } from './redirects.js'
 
 export type RedisClient = Redis | Cluster
 
@@ -41,11 +42,14 @@ export function createRedis (options: RedisConnectionOptions): RedisClient {
       enableOfflineQueue: offlineQueue,
       enableAutoPipelining: true,
       clusterRetryStrategy: common.retryStrategy,
-      redisOptions: { ...common, username: userOf(url), password: passwordOf(url) }
+      // Not auto-pipelined per node: the cluster pipelines the commands; a node's own commands
+      // (the ASKING that must go just before a command sent to an importing master) go at once.
+      redisOptions: { ...common, enableAutoPipelining: false, username: userOf(url), password: passwordOf(url) }
     })
   } else {
     client = new Redis(url, common)
   }
+  followRedirections(client)
   defineCommands(client)
   return client
 }

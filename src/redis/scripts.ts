@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { Cluster, Redis } from 'ioredis'
-import { fixScriptCommand, installIoredisGcFix, type ScriptLike } from './ioredis-gc-fix.js'
+import { fixScriptCommand, type ScriptLike } from './ioredis-gc-fix.js'
 
 const COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url))
 const INCLUDE = /^--- @include "([a-z0-9-]+)"$/m
@@ -71,12 +71,12 @@ export function scripts (): ScriptDefinition[] {
 
 /**
  * Registers every script on `client`. Idempotent: createRedis calls it, and so does every class
- * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too. Each
- * command, and ioredis's commands and pipelines, go without the old-generation objects that made
- * young collections slow (./ioredis-gc-fix.ts).
+ * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too. In the
+ * service's own process, where the server installed ./ioredis-gc-fix.ts, each script's command
+ * goes without the old-generation objects that made young collections slow; elsewhere (a bot
+ * importing the library) the scripts are ioredis's as it ships them.
  */
 export function defineCommands (client: Redis | Cluster): void {
-  installIoredisGcFix()
   for (const { name, numberOfKeys, lua } of scripts()) {
     if (name in client) continue
     client.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua })
