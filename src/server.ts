@@ -151,7 +151,7 @@ if (localRedis !== undefined) {
     onError: (err) => { app.log.debug({ err }, 'demo bot: award failed') }
   })
   const stateFile = demoStatePath(DEMO_DIR)
-  const moreCurls = await seasonCurlLines(app.redisClient, app.keys, demo)
+  const moreCurls = await seasonCurlLines(demoStartRedis ?? app.redisClient, app.keys, demo)
   const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'no longer works (rotated, or made for another Redis)', other_server: 'reads another server' }
   // Plain text for the person at the terminal; the JSON logs never carry a key.
   process.stdout.write([
