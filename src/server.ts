@@ -142,6 +142,7 @@ function formatSeconds (ms: number): string {
 if (localRedis !== undefined) {
   const baseUrl = localUrl(app.server, config.host)
   const demo = await prepareDemo({ redis: demoStartRedis ?? app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
+  const moreCurls = await seasonCurlLines(demoStartRedis ?? app.redisClient, app.keys, demo)
   demoStartRedis?.disconnect()
   writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
   demoBot = startDemoBot({
@@ -151,7 +152,6 @@ if (localRedis !== undefined) {
     onError: (err) => { app.log.debug({ err }, 'demo bot: award failed') }
   })
   const stateFile = demoStatePath(DEMO_DIR)
-  const moreCurls = await seasonCurlLines(demoStartRedis ?? app.redisClient, app.keys, demo)
   const stale = { revoked: 'was revoked', expired: 'has expired', unknown: 'no longer works (rotated, or made for another Redis)', other_server: 'reads another server' }
   // Plain text for the person at the terminal; the JSON logs never carry a key.
   process.stdout.write([
