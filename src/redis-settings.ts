@@ -1,8 +1,9 @@
 // The Redis settings (REDIS_URL, REDIS_CLUSTER, REDIS_PREFIX) as both the server (config.ts) and
 // the CLI read them. This module does not import TypeBox: the CLI reads these settings on every
-// start, and loading `typebox` and `typebox/value` (some 700 small ES modules) was 0.2 to 0.45 s
-// of each command. config.ts takes its rules for these three from here, so the two cannot read
-// one spelling two ways; test/config.test.ts holds them to the same answers.
+// start, and loading `typebox` and `typebox/value` (hundreds of small ES modules) was a noticeable
+// share of each command's time (docs/benchmarks.md). config.ts takes its rules for these three
+// from here, so the two cannot read one spelling two ways; test/config.test.ts holds them to the
+// same answers.
 
 /** A configuration that cannot be used; the message names the variable and what it must be. */
 export class ConfigError extends Error {}

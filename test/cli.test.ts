@@ -43,7 +43,7 @@ async function guildState (guildId: string): Promise<Record<string, string | nul
 t.test('--help exits 0 on every command', async (t) => {
   const commands = [[], ['award'], ['daily'], ['guild', 'set'], ['guild', 'show'], ['member', 'show'], ['member', 'set-xp'], ['member', 'rename'],
     ['member', 'remove'], ['top'], ['keys', 'create'], ['keys', 'list'], ['keys', 'rotate'], ['keys', 'set-plan'], ['keys', 'set-servers'], ['keys', 'revoke'],
-    ['seed'], ['demo'], ['import'], ['export']]
+    ['seed'], ['demo'], ['import'], ['export'], ['season', 'end'], ['seasons', 'list']]
   const runs = await Promise.all(commands.map(async (command) => await cli([...command, '--help'])))
   runs.forEach((run, i) => {
     const name = ['leaderboard', ...(commands[i] ?? [])].join(' ')
@@ -58,6 +58,23 @@ t.test('award adds XP, records the username and says where the member stands', a
   t.equal(await xpOf('1', '99'), '150')
   t.equal((await recordOf('1', '99')).username, 'bob')
   t.same(await redis.hmget(keys.guild('1').stats, 'xp_total', 'members_with_xp'), ['150', '1'], 'the aggregates follow')
+})
+
+t.test('season end starts the next season (named as given), seasons list shows them newest first', async (t) => {
+  const writer = new LeaderboardWriter(redis, keys)
+  await writer.awardXp({ guildId: '71', userId: '1', xp: 10 })
+  const ended = await cli(['season', 'end', '--guild', '71', '--name', 'Winter cup'])
+  t.equal(ended.code, 0, ended.stderr)
+  t.match(ended.stdout, /^season 1 of 71 ended; season 2 \("Winter cup"\) began \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\n$/)
+  const listed = await cli(['seasons', 'list', '--guild', '71', '--json'])
+  t.equal(listed.code, 0, listed.stderr)
+  t.match(JSON.parse(listed.stdout), [{ id: 2, name: 'Winter cup', ended_at: null }, { id: 1, name: 'Season 1', ended_at: String }])
+  const table = await cli(['seasons', 'list', '--guild', '71'])
+  t.match(table.stdout, /^id +started +ended +name\n2 +\S+ \S+ +current +Winter cup\n1 +/)
+  const bad = await cli(['season', 'end', '--guild', '71', '--name', ''])
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /^error: name must be 1 to 100 characters/)
+  t.same(JSON.parse((await cli(['seasons', 'list', '--guild', '71', '--json'])).stdout).map((s: { id: number }) => s.id), [2, 1], 'nothing ended')
 })
 
 t.test('guild set writes the curve and the multiplier exactly as typed; the next award is multiplied', async (t) => {
@@ -216,9 +233,12 @@ t.test('demo seeds the demo server once and prints a key and a curl line that wo
   const first = await cli(['demo', '--guild', '9', '--base-url', 'http://api.test:8080'])
   t.equal(first.code, 0)
   t.match(first.stdout, /^demo server 9: seeded 500 members\n/)
-  const curl = lines(first.stdout).at(-1) ?? ''
+  const curls = lines(first.stdout).filter((line) => line.startsWith('curl '))
+  const curl = curls[0] ?? ''
   const key = /x-api-key: (lbk_\S+)'/.exec(curl)?.[1] ?? ''
   t.equal(curl, `curl -H 'x-api-key: ${key}' http://api.test:8080/api/v1/servers/9/leaderboard`)
+  t.match(curls.slice(1), [/\/servers\/9\/leaderboard\?season=current$/, /\/servers\/9\/members\/\d+\/history\?days=7$/, /\/servers\/9\/stats\/history\?days=7$/],
+    'then the season\'s and the history\'s')
   t.match(await store.check(key), { status: 'ok', guildId: '9', plan: 'professional' })
   const [again, json] = await Promise.all([cli(['demo', '--guild', '9']), cli(['demo', '--guild', '9', '--json'])])
   t.equal(again.code, 0)

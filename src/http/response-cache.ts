@@ -15,19 +15,17 @@ import { encode } from './encoding.js'
 
 /**
  * Bytes counted for an entry besides its bodies, key and tag: the entry object, its Buffer and
- * its backing store, the cache's own node and the served URL that leads to it (about 1.2 KB of
- * V8's heap), and the room V8 leaves unused around them in its old generation: a cache that turns
- * over strews its entries among pages that its default compaction does not empty. Measured with
- * 1.2 to 3.2 KB bodies (test/response-cache-memory.test.ts): 2.4 KB of heap an entry on Node 24,
- * 3.5 KB on Node 20, where resident memory grew past a 32, 64 and 128 MB cache by 22, 55 to 80,
- * and 94 MB while 600 bytes were counted.
+ * its backing store, the cache's own node and the served URL that leads to it, and the room V8
+ * leaves unused around them in its old generation: a cache that turns over strews its entries
+ * among pages that its default compaction does not empty. Counting the objects alone let resident
+ * memory outgrow the cache by more the more entries it held (the figures: docs/api.md, "What the
+ * cache holds in memory").
  */
 export const ENTRY_OVERHEAD = 2000
 
 /**
  * Bytes counted for each compressed form besides its length: its Buffer, backing store and
- * allocation, and the larger entry that replaces the one before (measured with 15,000 entries of
- * 2.2 and 8 KB: 640 to 970 bytes a form, on Node 20 and 24).
+ * allocation, and the larger entry that replaces the one before (docs/api.md).
  */
 export const COMPRESSED_FORM_OVERHEAD = 1000
 

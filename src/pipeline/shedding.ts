@@ -47,9 +47,9 @@ export const BUSY_SHARE = 0.9
 /**
  * The share of the loop's busy time the process must have spent on a CPU (its CPU time against
  * the busy time) for that busy time to be the instance's work. On a machine whose cores other
- * processes take, a callback's wall time is mostly a wait for a CPU: at a load average of 30 on
- * two cores, an instance doing little showed a loop 90% busy and late, on a CPU 1 to 12% of that
- * time; a loop busy with its own work beside a CPU burner on each core, 30% and more.
+ * processes take, a callback's wall time is mostly a wait for a CPU: an idle instance's loop looks
+ * busy and late there while it runs on a CPU for a small share of that time, and an instance busy
+ * with its own work still gets a larger share (docs/operating.md, "Load shedding").
  */
 export const ON_CPU_SHARE = 0.25
 

@@ -170,9 +170,9 @@ export function describePosition (at: RowPosition): string {
 }
 
 /**
- * Where each user id was first seen, as one number (a million position objects kept alive would
- * weigh some 50 MB, and be garbage collection's work for the whole import): a CSV line as it is,
- * a JSON row as -(1 + (page + 1) * 2^32 + index), page -1 for a single page.
+ * Where each user id was first seen, as one number (a position object per row, kept alive for the
+ * whole import, would be memory and garbage collection's work in proportion to the file): a CSV
+ * line as it is, a JSON row as -(1 + (page + 1) * 2^32 + index), page -1 for a single page.
  */
 type FirstSeen = Map<string, number>
 

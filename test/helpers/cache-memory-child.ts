@@ -1,7 +1,8 @@
 // Run by test/response-cache-memory.test.ts in a process of its own (so its resident memory is
 // the app's alone): seeds a server, fills the app's response cache with distinct URLs, fetched
-// with gzip and br in turn, and prints its resident memory before and after, and the bytes
-// held in Buffers after, as JSON.
+// with gzip and br in turn, and prints its resident memory before, at its highest while serving
+// (sampled before each batch of 100 requests and after the last) and after, and the bytes held in
+// Buffers after, as JSON.
 // Bodies are `around` pages: of 2 to 10 KB (`large`), or of 1.2 to 3.2 KB with names that
 // compress less (`small`: more entries, and more compressed forms, in the same bytes). With
 // `identity` the same load asks for no compression (what serving costs without it), and the JSON
@@ -57,8 +58,10 @@ const urls = Array.from({ length: Number(urlCount) }, (_, i) =>
 if (new Set(urls).size !== urls.length) throw new Error(`only ${(MEMBERS - 2 * EDGE) * RADII} distinct URLs`)
 
 let compressed = 0
+let peak = 0
 async function fetchAll (list: string[]): Promise<void> {
   for (let i = 0; i < list.length; i += 100) {
+    peak = Math.max(peak, process.memoryUsage.rss())
     await Promise.all(list.slice(i, i + 100).map(async (url, j) => {
       const encoding = encodings === 'identity' ? 'identity' : (i + j) % 2 === 0 ? 'gzip' : 'br'
       const res = await app.inject({ url, headers: { 'x-api-key': key, 'accept-encoding': encoding } })
@@ -75,10 +78,12 @@ function settledRss (): number {
 
 await fetchAll(urls.slice(0, 500)) // every code path warm, the allocator's arenas in use
 const before = settledRss()
+peak = 0
 await fetchAll(urls)
+peak = Math.max(peak, process.memoryUsage.rss())
 const after = settledRss()
 const { arrayBuffers, heapTotal } = process.memoryUsage()
 const youngGeneration = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size
-process.stdout.write(JSON.stringify({ before, after, arrayBuffers, heapTotal, youngGeneration, compressed, requests: urls.length }) + '\n')
+process.stdout.write(JSON.stringify({ before, peak, after, arrayBuffers, heapTotal, youngGeneration, compressed, requests: urls.length }) + '\n')
 await app.close()
 redis.disconnect()
