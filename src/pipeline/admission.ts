@@ -1,6 +1,6 @@
 // Admission of an authenticated request to a route with key access (src/pipeline/access.ts),
 // once validation has run, in order: a refusal this instance remembers, the per-key rate limit by
-// plan (the sliding window of src/rate-limit/sliding-window.ts, called directly), the
+// plan (@fastify/rate-limit with our sliding-window store, read through one plain verdict), the
 // refusal of invalid input (counted: every authenticated answer carries x-ratelimit-*), the server
 // scope (one rule, auth.ts's keyCoversServer, applied to the server the route declares), and
 // conditional requests. Then the route's handler, which serves a read from the response cache
@@ -13,8 +13,10 @@
 // current ETag is answered 304 without counting against the quota (the limiter is only read),
 // within REVALIDATIONS_PER_SECOND per key on this instance; past that it is counted like any other.
 import fp from 'fastify-plugin'
+import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
+import { slidingWindowStore } from '../rate-limit/store.js'
 import { ForbiddenError, RateLimitedError } from '../errors.js'
 import { entityTag, matchingTag, sendNotModified } from '../http/etag.js'
 import { bodyDependsOnDay, serverOf } from './access.js'
@@ -76,20 +78,20 @@ class RevalidationBound {
 
 export default fp(async function admissionPlugin (fastify: FastifyInstance) {
   const { config, leaderboard, redisClock } = fastify
-  const { slidingWindow, keys } = fastify
-  const windowMs = config.rateLimitWindowMs
-  /**
-   * Counts the request (or, with `increment` false, only reads its key's count). Redis down is a
-   * 503 (the window's error), never unlimited. Not through @fastify/rate-limit's createRateLimit:
-   * its key and limit functions, store callback and route-options read cost every request CPU
-   * (docs/benchmarks.md) for the same window giving the same verdict.
-   */
+  await fastify.register(rateLimit, {
+    global: false,
+    store: slidingWindowStore(fastify.slidingWindow, fastify.keys),
+    keyGenerator: (request) => keyOf(request).id,
+    max: (request) => config.planLimits[keyOf(request).plan],
+    timeWindow: config.rateLimitWindowMs,
+    skipOnError: false // Redis down means 503, never unlimited
+  })
+  const rateLimiter = fastify.createRateLimit()
+  /** Counts the request (or, with `increment` false, only reads its key's count). */
   async function limit (request: FastifyRequest, increment: boolean): Promise<Verdict> {
-    const key = keyOf(request)
-    const limiterKey = keys.keyRateLimit(key.id)
-    const max = config.planLimits[key.plan]
-    const result = increment ? await slidingWindow.hit(limiterKey, max, windowMs) : await slidingWindow.peek(limiterKey, max, windowMs)
-    return { admitted: result.success, limit: result.limit, remaining: result.remaining, resetMs: result.reset }
+    const result = await rateLimiter(request, { increment })
+    if (result.isAllowed) throw new Error('no allow-list is configured, so every request is counted')
+    return { admitted: !result.isExceeded, limit: result.max, remaining: result.remaining, resetMs: result.ttl }
   }
   const revalidations = new RevalidationBound(config.revalidationsPerSecond)
   // A refused key cannot be admitted before its reset (only time lowers a count) while its limit
