@@ -16,7 +16,7 @@
 // 2. the receiver stops (connections refused) for D seconds (default 60) while awards go on at
 //    a tenth of R, then starts again: when the last event arrives, whether every one came, and
 //    in order per server.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,7 +29,7 @@ import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { WebhookStore } from '../src/webhooks/webhook-store.js'
-import { type Cleanups, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
+import { type Cleanups, processCpuMs, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
 import { streamIdBefore, streamIdOf } from '../src/webhooks/events.js'
 
 const { values: args } = parseArgs({
@@ -87,16 +87,6 @@ class Receiver {
     this.#server = undefined
     server?.closeAllConnections()
     await new Promise<void>((resolve) => { if (server === undefined) resolve(); else server.close(() => { resolve() }) })
-  }
-}
-
-/** A process's CPU so far (user + system), ms, from /proc (Linux; NaN elsewhere). */
-function processCpuMs (pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
-  } catch {
-    return NaN
   }
 }
 

@@ -8,8 +8,9 @@
 // LOG_LEVEL=info with its log discarded), the bare server, the "headers" server (the bare route
 // with every header line the service sends: request id, rate limit, security and caching) and
 // the "floor" (that route after the Redis exchange the service makes per request) as child
-// processes (scripts/bench-bare-server.ts), and for each endpoint runs autocannon against each in
-// turn, R rounds of S seconds. The machine's throughput drifts by tens of percent over minutes,
+// processes (scripts/bench-bare-server.ts), the "fused peer" (another design of the same contract
+// with no cache: one Lua script counts each request and reads its data, scripts/bench-peer-server.ts),
+// and for each endpoint runs autocannon against each in turn, R rounds of S seconds. The machine's throughput drifts by tens of percent over minutes,
 // so a ratio is the median of the rounds' ratios (each from runs seconds apart), not a ratio of
 // means. "headers ratio" is headers / bare: what the contract's header lines alone cost;
 // "floor ratio" is floor / bare: the most the service's design could reach, since every request
@@ -24,7 +25,6 @@
 // the load generator, the service and Redis share the machine: read ratios, not absolute figures.
 import autocannon from 'autocannon'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { get, type IncomingHttpHeaders } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -37,7 +37,7 @@ import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { DEFAULT_OPERATION_WINDOW_MS } from '../src/writer/operations.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
 import { addDemoHistory } from '../src/demo/demo-history.js'
-import type { BareFixture } from './bench-bare-server.js'
+import { startBare, startPeer, writeFixtures } from './bench-servers.js'
 import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
@@ -92,6 +92,11 @@ interface Row {
   /** headers / bare: what the header lines alone leave. */
   headersRatio: number
   redisUsPerRequest: number
+  /** The fused peer (scripts/bench-peer-server.ts). */
+  peer: Run
+  /** service / peer, the median of the rounds' ratios. */
+  peerRatio: number
+  peerRedisUsPerRequest: number
   /** The service with its response cache off; ratio: the median of its rounds' ratios to the bare route. */
   uncached?: Run & { ratio: number, redisUsPerRequest: number }
 }
@@ -219,37 +224,14 @@ async function main (cleanups: Cleanups): Promise<void> {
   endpoints.push({ label: 'leaderboard limit=100 writes=50/s', path: `${api}/leaderboard?limit=100`, headers: auth, writesPerSecond: 50 })
 
   // The bare server serves exactly what the service answered to each request.
-  const fixtures: BareFixture[] = []
-  for (const e of endpoints) {
-    const response = await rawGet(serviceBase + e.path, e.headers ?? {})
-    if (response.status !== (e.status ?? 200)) throw new Error(`${e.label} answered ${response.status}`)
-    const headers: Record<string, string> = {}
-    for (const name of ['content-type', 'content-encoding', 'etag', 'vary', 'cache-control']) {
-      const value = response.headers[name]
-      if (typeof value === 'string') headers[name] = value
-    }
-    const allHeaders: Record<string, string> = {}
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (typeof value === 'string' && !['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) allHeaders[name] = value
-    }
-    const body = response.body
-    fixtures.push({ path: e.path, requestHeaders: e.headers ?? {}, status: response.status, headers, allHeaders, body: body.toString('base64') })
-  }
-  const fixturesFile = join(dir, 'fixtures.json')
-  writeFileSync(fixturesFile, JSON.stringify(fixtures))
-  /** Starts scripts/bench-bare-server.ts with `mode` (none: the bare route) and returns its base URL. */
-  const startBare = async (...mode: string[]): Promise<string> => {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    await startProcess(cleanups, ['--import', 'tsx', 'scripts/bench-bare-server.ts', fixturesFile, String(port), ...mode], {}, `${base}/ready`)
-    return base
-  }
-  const bareBase = await startBare()
-  const floorBase = await startBare(server.url, GUILD)
-  const headersBase = await startBare('headers')
+  const fixturesFile = await writeFixtures(serviceBase, endpoints, dir)
+  const { base: bareBase } = await startBare(cleanups, fixturesFile)
+  const { base: floorBase } = await startBare(cleanups, fixturesFile, server.url, GUILD)
+  const { base: headersBase } = await startBare(cleanups, fixturesFile, 'headers')
+  const { base: peerBase } = await startPeer(cleanups, server.url)
 
-  console.log(`service, uncached service, floor, headers and bare routes up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
-  for (const base of [serviceBase, uncachedBase, floorBase, headersBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
+  console.log(`service, uncached service, fused peer, floor, headers and bare routes up; autocannon: ${CONNECTIONS} connections, ${SECONDS} s per run\n`)
+  for (const base of [serviceBase, uncachedBase, peerBase, floorBase, headersBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
 
   const only = args.only?.split(',').map((s) => s.trim()).filter((s) => s !== '')
   const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
@@ -267,8 +249,10 @@ async function main (cleanups: Cleanups): Promise<void> {
     const headersRuns: Run[] = []
     const bareRuns: Run[] = []
     const uncachedRuns: Run[] = [] // a 304 row has none: with its cache off the service has no tag to match
+    const peerRuns: Run[] = []
     let redisUs = 0
     let uncachedRedisUs = 0
+    let peerRedisUs = 0
     /** A run of `base` and the Redis CPU (µs) spent during it. */
     const measured = async (base: string): Promise<[Run, number]> => {
       const stats = async (): Promise<Map<string, [number, number]>> => new Map([...(await redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)].map((m) => [m[1] as string, [Number(m[2]), Number(m[3])]]))
@@ -279,7 +263,7 @@ async function main (cleanups: Cleanups): Promise<void> {
       const s1 = await stats()
       const parts: string[] = []
       for (const [k, [c, u]] of s1) { const [c0, u0] = s0.get(k) ?? [0, 0]; if (c - c0 > 0) parts.push(`${k} ${((c - c0) / run.requests).toFixed(3)}/req ${((u - u0) / run.requests).toFixed(2)}us`) }
-      console.log(`  [${base === serviceBase ? 'svc' : 'unc'}] ${run.requests} req, ${((after - before) / run.requests).toFixed(2)} us/req: ${parts.join('; ')}`)
+      console.log(`  [${base === serviceBase ? 'svc' : base === peerBase ? 'peer' : 'unc'}] ${run.requests} req, ${((after - before) / run.requests).toFixed(2)} us/req: ${parts.join('; ')}`)
       return [run, after - before]
     }
     for (let round = 0; round < ROUNDS; round++) {
@@ -291,6 +275,9 @@ async function main (cleanups: Cleanups): Promise<void> {
         uncachedRuns.push(uncachedRun)
         uncachedRedisUs += uncachedUs
       }
+      const [peerRun, peerUs] = await measured(peerBase)
+      peerRuns.push(peerRun)
+      peerRedisUs += peerUs
       floorRuns.push(await cannon(floorBase, e, SECONDS))
       headersRuns.push(await cannon(headersBase, e, SECONDS))
       bareRuns.push(await cannon(bareBase, e, SECONDS))
@@ -305,7 +292,10 @@ async function main (cleanups: Cleanups): Promise<void> {
       ratio: medianRatio(serviceRuns, bareRuns),
       floorRatio: medianRatio(floorRuns, bareRuns),
       headersRatio: medianRatio(headersRuns, bareRuns),
-      redisUsPerRequest: redisUs / service.requests
+      redisUsPerRequest: redisUs / service.requests,
+      peer: combine(peerRuns),
+      peerRatio: medianRatio(serviceRuns, peerRuns),
+      peerRedisUsPerRequest: peerRedisUs / combine(peerRuns).requests
     }
     if (uncachedRuns.length > 0) {
       const uncached = combine(uncachedRuns)
@@ -315,12 +305,13 @@ async function main (cleanups: Cleanups): Promise<void> {
     rows.push(row)
   }
 
-  console.log('| endpoint | service req/s | bare req/s | ratio | headers ratio | floor ratio | p50 / p99 ms | Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('| endpoint | service req/s | bare req/s | ratio | headers ratio | floor ratio | p50 / p99 ms | Redis us/req | peer req/s | service / peer | peer Redis us/req | uncached req/s | uncached ratio | uncached p99 ms | uncached Redis us/req | bad |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     const u = r.uncached
     console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${fmt(r.headersRatio, 2)} | ${fmt(r.floorRatio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
-      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.ratio, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + (u?.bad ?? 0)} |`)
+      `${fmt(r.peer.rps)} | ${fmt(r.peerRatio, 2)} | ${fmt(r.peerRedisUsPerRequest, 1)} | ` +
+      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.ratio, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + r.peer.bad + (u?.bad ?? 0)} |`)
   }
   const byLabel = (label: string): Row | undefined => rows.find((r) => r.label === label)
   const top = byLabel('leaderboard limit=100')
@@ -358,18 +349,6 @@ async function main (cleanups: Cleanups): Promise<void> {
     rows
   }, null, 2))
   console.log(`\nwritten to ${args.json}`)
-}
-
-/** A GET whose body comes as sent (fetch would decompress it). */
-async function rawGet (url: string, headers: Record<string, string>): Promise<{ status: number, headers: IncomingHttpHeaders, body: Buffer }> {
-  return await new Promise((resolve, reject) => {
-    get(url, { headers }, (response) => {
-      const chunks: Buffer[] = []
-      response.on('data', (chunk: Buffer) => chunks.push(chunk))
-      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }) })
-      response.on('error', reject)
-    }).on('error', reject)
-  })
 }
 
 /**

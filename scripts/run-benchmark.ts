@@ -1,7 +1,7 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { type Agent, request } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -53,6 +53,16 @@ export async function redisCpuUs (redis: RedisClient): Promise<number> {
   const info = await redis.info('cpu')
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
   return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+/** A process's CPU so far (user + system), ms, from /proc (Linux; NaN elsewhere). */
+export function processCpuMs (pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+  } catch {
+    return NaN
+  }
 }
 
 /** One POST of a JSON body with a bearer token on `agent`: the status, the body, and the time it took, ms. */
