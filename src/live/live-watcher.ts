@@ -191,7 +191,7 @@ export class LiveWatcher {
       topic.version = result.version
       topic.day = nowMs === undefined ? undefined : utcDay(nowMs)
       if (topic.event?.etag !== etag) {
-        topic.event = { etag, bytes: formatEvent(spec.event, etag, spec.serialize(result.value)) }
+        topic.event = formatEvent(spec.event, etag, spec.serialize(result.value))
         this.#fanOut(topic, topic.event, at ?? Date.now())
       }
       return topic.event
@@ -304,7 +304,7 @@ export class LiveWatcher {
     const bytes = Buffer.from(`event: error\ndata: ${body}\n\n`)
     const now = Date.now()
     for (const stream of [...topic.streams]) {
-      stream.writeRaw(bytes, now)
+      stream.writeLast(bytes, now)
       this.#close(stream)
     }
   }
