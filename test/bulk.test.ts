@@ -8,9 +8,8 @@ import { Redis } from 'ioredis'
 import { RedisCluster, redisFixture } from './helpers/redis-server.js'
 import { snapshot } from './helpers/redis-snapshot.js'
 import { Random } from '../src/random.js'
-import { boardOf, malformedRecords, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
+import { type BaseRecord, boardOf, malformedRecords, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
-import type { MemberRecordParts } from '../src/redis/records.js'
 import { BULK_BATCH, BULK_IN_FLIGHT, type BulkMember, LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CURVES, MAX_XP, xpForLevel } from '../src/levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, XpLimitError } from '../src/errors.js'
@@ -54,7 +53,7 @@ function expectedRecord (m: BulkMember, prior = { streak: 0, lastClaim: null as 
 }
 
 /** The ids of `members` whose stored record is not `expected(m)`. */
-function unexpectedRecords (records: Map<string, MemberRecordParts>, members: BulkMember[], expected: (m: BulkMember) => ReturnType<typeof expectedRecord>): string[] {
+function unexpectedRecords (records: Map<string, BaseRecord>, members: BulkMember[], expected: (m: BulkMember) => ReturnType<typeof expectedRecord>): string[] {
   return members.filter((m) => {
     const want = expected(m)
     const got = records.get(m.userId) ?? { streak: 0, lastClaim: null, username: null }
