@@ -1,6 +1,7 @@
 // `npm run bench` (its live-updates part; alone: `npm run bench:streams`): one instance of the
-// built service holding many open leaderboard streams (default 10,000: one API key per 5 streams,
-// 10 servers), against its own redis-server (AOF on, as deployed).
+// built service, run as `npm start` runs it (its V8 options too), holding many open leaderboard
+// streams (default 10,000: one API key per 5 streams, 10 servers), against its own redis-server
+// (AOF on, as deployed).
 //
 //   npm run bench:streams -- [--streams N] [--servers S] [--rounds R]
 //
@@ -26,7 +27,7 @@ import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
-import { type Cleanups, runBenchmark } from './run-benchmark.js'
+import { type Cleanups, runBenchmark, serviceArgv } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -134,7 +135,7 @@ async function main (cleanups: Cleanups): Promise<void> {
 
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  const service: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
+  const service: ChildProcess = spawn(process.execPath, serviceArgv(), {
     env: { ...process.env, REDIS_URL: redisServer.url, REDIS_PREFIX: 'bench', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' },
     stdio: ['ignore', 'ignore', 'inherit']
   })

@@ -1,9 +1,18 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export type Cleanups = Array<() => Promise<void>>
+
+/** Node's arguments for the built service as `npm start` runs it (its V8 options, then dist/server.js). */
+export function serviceArgv (): string[] {
+  const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  const [node, ...argv] = scripts.start.split(/\s+/)
+  if (node !== 'node' || argv.at(-1) !== 'dist/server.js') throw new Error(`npm start is not "node [options] dist/server.js": ${scripts.start}`)
+  return argv
+}
 
 export async function runBenchmark (main: (cleanups: Cleanups) => Promise<void>): Promise<void> {
   const cleanups: Cleanups = []
