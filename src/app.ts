@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
+import type { Registry } from 'prom-client'
 import { lazyChildLoggerFactory, loggerOptions, RequestLogController } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
@@ -21,6 +22,8 @@ import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './pipeline/lifecycle.js'
 import underPressurePlugin from './pipeline/shedding.js'
 import corsPlugin from './plugins/cors.js'
+import { webhookDeliveryPlugin } from './plugins/webhooks.js'
+import calendarTickerPlugin from './plugins/calendar-ticker.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
@@ -28,11 +31,17 @@ import { httpServerOptions } from './http/server-options.js'
 import { REQUEST_ID_PATTERN } from './schemas/headers.js'
 import { SECURITY_HEADERS } from './http/security-headers.js'
 import { accessGuard, type GuardOptions } from './pipeline/access.js'
+import { closedQueryString, requestValidators } from './http/request-validation.js'
 
 export const API_PREFIX = '/api/v1'
 
 export interface AppOptions {
   config: Config
+  /**
+   * The registry of the API's metrics (served on METRICS_PORT), for the write API's requests to
+   * go into the same `http_request_duration_seconds`; read when a request completes.
+   */
+  metricsRegistry?: () => Registry | null
 }
 
 /**
@@ -64,8 +73,10 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(authPlugin)
   await fastify.register(responseCachePlugin)
   await fastify.register(metricsPlugin)
+  await fastify.register(webhookDeliveryPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(docsPagePlugin)
+  await fastify.register(calendarTickerPlugin)
   await fastify.register(healthRoutes)
   await fastify.register(apiRoutes, { prefix: API_PREFIX })
 }
@@ -90,7 +101,8 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
  * that holds each route to its declared access (src/pipeline/access.ts). The public API
  * (buildApp) and the write API (src/admin/admin-app.ts) are both made by it.
  */
-export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {}) {
+export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {},
+  appOptions: Omit<AppOptions, 'config'> = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     logController: new RequestLogController(),
@@ -108,11 +120,13 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
     frameworkErrors: (error, request, reply) => {
       sendError(reply.header('x-request-id', request.id), 'invalid_parameter', error.message)
     },
+    schemaController: { compilersFactory: { buildValidator: requestValidators() } },
     ...options
   }).withTypeProvider<TypeBoxTypeProvider>()
   fastify.setChildLoggerFactory(lazyChildLoggerFactory)
   // Before any route is added, so that none escapes it.
   fastify.addHook('onRoute', accessGuard(guard))
+  fastify.addHook('onRoute', closedQueryString)
   fastify.decorateRequest('refusal', null)
   // The headers every response carries, set first (an onSend hook would cost every request a
   // hook runner more): the request id and the security headers.
@@ -120,6 +134,6 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS)
     done()
   })
-  fastify.register(fp(plugin), { config })
+  fastify.register(fp(plugin), { ...appOptions, config })
   return fastify
 }

@@ -26,7 +26,9 @@ export function assertXp (value: unknown): number {
   return assertInteger('xp', value, 0, MAX_XP)
 }
 
+/** Usernames and labels (of keys and tokens): at most this many characters (code points, as JSON Schema's maxLength counts them). */
 export const MAX_USERNAME_LENGTH = 100
+export const MAX_LABEL_LENGTH = 100
 
 /** A text's length in Unicode code points (an emoji is one; JavaScript's length counts UTF-16 units). */
 export function codePoints (text: string): number {
@@ -36,10 +38,19 @@ export function codePoints (text: string): number {
 export function assertUsername (value: unknown): string {
   if (typeof value !== 'string') throw new InvalidParameterError('username must be a string')
   const name = value.trim()
+  const length = codePoints(name)
   // eslint-disable-next-line no-control-regex
-  if (name.length === 0 || name.length > MAX_USERNAME_LENGTH || /[\u0000-\u001f\u007f]/.test(name)) {
+  if (length === 0 || length > MAX_USERNAME_LENGTH || /[\u0000-\u001f\u007f]/.test(name)) {
     throw new InvalidParameterError(`username must be 1 to ${MAX_USERNAME_LENGTH} characters without control characters`)
   }
+  return name
+}
+
+/** The name of an API key or a token, trimmed: 1 to MAX_LABEL_LENGTH characters. */
+export function assertLabel (value: unknown): string {
+  const name = typeof value === 'string' ? value.trim() : ''
+  const length = codePoints(name)
+  if (length === 0 || length > MAX_LABEL_LENGTH) throw new InvalidParameterError(`name must be 1 to ${MAX_LABEL_LENGTH} characters`)
   return name
 }
 

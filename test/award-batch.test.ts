@@ -45,6 +45,28 @@ t.test('an operation id already applied (by awardXp or an earlier batch) is not 
   t.same(Object.fromEntries(await boardOf(redis, keys.guild(G))), { 1: 10, 2: 20 })
 })
 
+t.test('an award whose operation id was applied before answers its first result marked replayed: a bot does not announce a level-up twice', async (t) => {
+  const G = '7100000000000000007'
+  await writer.setXp({ guildId: G, userId: '9', xp: MAX_XP - 5 })
+  const first = await writer.awardMany(G, [{ userId: '1', xp: 150, opId: 'msg-10' }, { userId: '9', xp: 10, opId: 'msg-11' }])
+  t.same(first, [
+    { userId: '1', xp: 150, gained: 150, level: 1, leveledUp: true },
+    { userId: '9', xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' }
+  ], 'a first result carries no mark')
+  const again = await writer.awardMany(G, [{ userId: '1', xp: 150, opId: 'msg-10' }, { userId: '2', xp: 5, opId: 'msg-12' }, { userId: '9', xp: 10, opId: 'msg-11' }])
+  t.same(again, [
+    { ...first[0], replayed: true },
+    { userId: '2', xp: 5, gained: 5, level: 0, leveledUp: false },
+    { ...first[1], replayed: true }
+  ], 'the first results, marked; the new award unmarked')
+  t.same(Object.fromEntries(await boardOf(redis, keys.guild(G))), { 1: 150, 2: 5, 9: MAX_XP - 5 }, 'applied once')
+  // The same call resent (its own operation id): its first results as they were.
+  const call = [{ userId: '1', xp: 150, opId: 'msg-10' }, { userId: '3', xp: 1 }]
+  const once = await writer.awardMany(G, call, { opId: 'call-1' })
+  t.same(await writer.awardMany(G, call, { opId: 'call-1' }), once)
+  t.same(once.map((r) => r.replayed ?? false), [true, false])
+})
+
 t.test('an award past the XP limit is refused alone; the others are applied', async (t) => {
   const G = '7100000000000000004'
   await writer.setXp({ guildId: G, userId: '1', xp: MAX_XP - 5 })

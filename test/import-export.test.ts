@@ -3,11 +3,10 @@
 // bad rows reported by position, strict refusals that change nothing, reruns that change nothing,
 // and an export that imports back into the same leaderboard.
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { redisFixture } from './helpers/redis-server.js'
+import { tempFiles } from './helpers/temp-files.js'
 import { dataSnapshot } from './helpers/redis-snapshot.js'
 import { boardOf, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { redisNow } from '../src/redis/client.js'
@@ -15,25 +14,19 @@ import { boardMember } from '../src/redis/keys.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { type ImportSummary, importMembers, type SourceRow } from '../src/transfer/import-members.js'
-import { csvSource, importFile, mee6Source } from '../src/transfer/import-sources.js'
+import { csvSource, importFile } from '../src/transfer/import-sources.js'
 import { type ExportedMember, exportMembers } from '../src/transfer/export-members.js'
+import { cellText, textCell } from '../src/transfer/spreadsheet-cells.js'
 import { ImportRefusedError } from '../src/errors.js'
 import { MAX_XP } from '../src/levels/curves.js'
 
 const { redis, raw, keys } = await redisFixture(t, 'transfer')
 const writer = new LeaderboardWriter(redis, keys)
 const reader = new LeaderboardReader(redis, keys)
-const dir = mkdtempSync(join(tmpdir(), 'lb-transfer-'))
-t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+const { dir, file } = tempFiles(t, 'lb-transfer-')
 
 let lastGuild = 7000
 const newGuild = (): string => String(++lastGuild)
-let lastFile = 0
-function file (name: string, content: string): string {
-  const path = join(dir, `${++lastFile}-${name}`)
-  writeFileSync(path, content)
-  return path
-}
 const DAY = 86_400_000
 
 /** Every key of one server, byte for byte, with or without its data version. */
@@ -86,7 +79,7 @@ t.test('MEE6, an array of pages with bad rows: each reported by page and index a
         { id: '14', username: 'c', xp: 1.5 },
         { id: '15', xp: 3 },
         'not a player',
-        { id: 2 ** 60, username: 'unsafe number id', xp: 1 },
+        { id: 'TOO_LONG', username: 'a number of 21 digits', xp: 1 },
         { id: '11', username: 'again', xp: 99 },
         { id: '16', username: 'd', xp: MAX_XP + 1 },
         { username: 'no id', xp: 1 },
@@ -95,7 +88,7 @@ t.test('MEE6, an array of pages with bad rows: each reported by page and index a
       ]
     }
   ]
-  const s = await importMembers(writer, g, mee6Source(pages).rows)
+  const s = await importFile(writer, g, file('pages.json', JSON.stringify(pages).replace('"TOO_LONG"', '123456789012345678901')))
   t.same({ imported: s.imported, skipped: s.skipped }, { imported: 2, skipped: 10 })
   t.same(wheres(s), [
     '[0].players[1]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got "012")',
@@ -103,13 +96,13 @@ t.test('MEE6, an array of pages with bad rows: each reported by page and index a
     '[2].players[0]: xp must be a whole number from 0 to 1000000000000 (got 1.5)',
     '[2].players[1]: the username is missing',
     '[2].players[2]: not a player object',
-    '[2].players[3]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got 1152921504606847000)',
+    '[2].players[3]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got "123456789012345678901")',
     '[2].players[4]: a second row for user 11 (the one at [0].players[0] counts)',
     '[2].players[5]: xp must be a whole number from 0 to 1000000000000 (got 1000000000001)',
     '[2].players[6]: the user id is missing',
     `[2].players[8]: username must be 1 to 100 characters without control characters (got "${'x'.repeat(38)}…)`
   ], 'every bad row, by its page and index in the file (0-based), with what is wrong')
-  t.same(s.problems[0], { page: 0, index: 1, where: '[0].players[1]', message: s.problems[0]?.message }, 'positions as numbers too')
+  t.same(s.problems[0], { page: 0, index: 1, list: 'players', where: '[0].players[1]', message: s.problems[0]?.message }, 'positions as numbers too')
   t.same(await boardOf(redis, keys.guild(g)), new Map([['11', 10], ['17', 20]]), 'the good rows, the first of a repeated id, digits as text for xp')
   await checkExact(t, g)
 })
@@ -217,7 +210,7 @@ t.test('strict: one bad row refuses the whole file and changes nothing at all', 
   t.same(await dataSnapshot(raw), before, 'every key of the Redis byte for byte as it was (good rows before the bad one included)')
 
   const json = [{ players: [{ id: '51', username: 'n', xp: 1 }] }, { players: [{ id: '54', xp: 1 }] }]
-  await t.rejects(importMembers(writer, g, mee6Source(json).rows, { strict: true }), { name: 'ImportRefusedError', skipped: 1 })
+  await t.rejects(importFile(writer, g, file('strict.json', JSON.stringify(json)), { strict: true }), { name: 'ImportRefusedError', skipped: 1 })
   t.same(await dataSnapshot(raw), before, 'a MEE6 file too')
 })
 
@@ -267,7 +260,7 @@ t.test('an empty username keeps the name already recorded', async (t) => {
 
 /** Members with every kind of name a CSV must carry, ties, 0 XP, and daily records. */
 async function tricky (g: string): Promise<void> {
-  const names = ['comma, inc.', 'say "hi"', '"quoted"', 'Zoë', '霧雨 魔理沙', '🎉🎉', 'مرحبا', '=SUM(A1:A2)', '+1', '-2', '@here', 'x:y:z', "'apostrophe", 'a,b,"c",d']
+  const names = ['comma, inc.', 'say "hi"', '"quoted"', 'Zoë', '霧雨 魔理沙', '🎉🎉', 'مرحبا', '=SUM(A1:A2)', '+1', '-2', '@here', 'x:y:z', "'apostrophe", 'a,b,"c",d', "'=marked", "''"]
   const members = names.map((username, i) => ({ userId: String(900_000_000_000_000_000n + BigInt(i)), xp: [5000, 5000, 0, 120][i % 4] ?? 1, username }))
   members.push({ userId: '99', xp: 5000, username: 'tie with a shorter id' }, { userId: '100', xp: 5000, username: 'tie, longer id' })
   await writer.bulkSetMembers(g, [...members, { userId: '5', xp: 300 }]) // one member with no name at all
@@ -283,20 +276,20 @@ async function wholeBoard (g: string): Promise<unknown> {
   return { pages, stats: await reader.stats(g) }
 }
 
-t.test('round trip: a CSV export imported into another server gives the same leaderboard, names exactly', async (t) => {
+t.test('round trip: a CSV export imported into another server gives the same leaderboard, names exactly (formula marks taken off)', async (t) => {
   const from = newGuild()
   const to = newGuild()
   await tricky(from)
   const csv = await exported(from, 'csv')
   const s = await importFile(writer, to, file('round.csv', csv))
-  t.same([s.imported, s.skipped], [17, 0])
+  t.same([s.imported, s.skipped], [19, 0])
   t.same(await wholeBoard(to), await wholeBoard(from), 'every entry (rank, id, name, level, XP) and the stats')
   t.same((await rawRecordsOf(redis, keys.guild(to))).get('5'), undefined, 'a member without a name stays without one')
   const strip = (text: string): string => text.split('\n').map((line) => line.replace(/,\d+,[^,]*(,\w+,[\d.]+)$/, '$1')).join('\n')
   t.equal(strip(await exported(to, 'csv')), strip(csv), 'and its export is the same but for the daily columns, which imports do not carry')
 })
 
-t.test('CSV export: the header, then every member in rank order, names quoted only where CSV needs it', async (t) => {
+t.test('CSV export: the header, then every member in rank order, names quoted only where CSV needs it, formulas marked as text', async (t) => {
   const g = newGuild()
   await tricky(g)
   const text = await exported(g, 'csv')
@@ -307,15 +300,30 @@ t.test('CSV export: the header, then every member in rank order, names quoted on
   t.same(ids, (await reader.page(g, 1, 100)).data.map((e) => e.user_id), 'rank order, ties by user id as numbers')
   t.ok(text.includes('\n99,tie with a shorter id,5000,'), 'a plain name is not quoted')
   t.ok(text.includes('\n900000000000000013,"a,b,""c"",d",5000,'), 'a comma and quotes are, quotes doubled')
-  t.ok(text.includes('=SUM(A1:A2)'), 'no formula guard: the name goes out as it is')
+  // OWASP's guard against CSV injection: a cell a spreadsheet would read as a formula starts with '.
+  const cells = new Map(csvLines.slice(1, -1).map((line) => [line.split(',')[0], line.slice(line.indexOf(',') + 1)]))
+  const id = (i: number): string => String(900_000_000_000_000_000n + BigInt(i))
+  for (const [i, cell] of [[7, "'=SUM(A1:A2),"], [8, "'+1,"], [9, "'-2,"], [10, "'@here,"], [12, "''apostrophe,"], [14, "''=marked,"], [15, "''',"], [11, 'x:y:z,'], [3, 'Zoë,']] as const) {
+    t.ok(cells.get(id(i))?.startsWith(cell), `user ${id(i)}: ${cell}`)
+  }
+  t.notOk(/(^|,)[=+\-@]/m.test(text), 'no cell starts a formula')
   t.ok(text.includes('\n5,,300,'), 'no recorded name: empty')
+})
+
+t.test('a CSV cell a spreadsheet would read as a formula (= + - @ tab CR) is marked with a leading \', and the mark comes off again', async (t) => {
+  for (const name of ['=1+1', '+1', '-1', '@SUM(1)', '\tx', '\rx', "'", "''x", "'=x", 'plain', "'plain", '']) {
+    t.equal(cellText(textCell(name)), name, JSON.stringify(name))
+  }
+  t.same(['=1', '+1', '-1', '@1', '\t1', '\r1', "'1", '1'].map(textCell), ["'=1", "'+1", "'-1", "'@1", "'\t1", "'\r1", "''1", '1'])
+  t.equal(cellText("'=1"), '=1', "another tool's mark comes off too")
+  t.equal(cellText("'plain"), "'plain", 'an apostrophe of the name itself stays')
 })
 
 t.test('JSON lines export: one object per member in rank order, with the member record\'s streak and last claim', async (t) => {
   const g = newGuild()
   await tricky(g)
   const members = (await exported(g, 'jsonl')).trimEnd().split('\n').map((line) => JSON.parse(line) as ExportedMember)
-  t.equal(members.length, 17)
+  t.equal(members.length, 19)
   t.same(Object.keys(members[0] ?? {}), ['user_id', 'username', 'xp', 'level', 'daily_streak', 'last_daily_claim', 'xp_curve', 'xp_multiplier'])
   for (const id of ['99', '100', '5']) {
     const line = members.find((m) => m.user_id === id)

@@ -174,8 +174,7 @@ t.test("docs/bots.md's discord.py cog compiles, and its handlers award, claim an
   t.ok(nova >= 90 + 15 && nova <= 90 + 25, `Nova's one message counted once: ${nova} XP`)
   const nextClaim = (Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS / 1000
   t.same(stdout.trim().split('\n'), [
-    '<@1200000000000000001> reached level 1!',
-    // The message handled again: its award, applied once, answers with the first result again.
+    // Once: the message handled again gets its award's first result, marked replayed.
     '<@1200000000000000001> reached level 1!',
     '+100 XP: a 1-day streak. You are level 1.',
     `Already claimed today: come back <t:${nextClaim}:R>.`,

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestAdmin, type TestAdmin } from './helpers/admin.js'
 import type { Config } from '../src/config.js'
+import { boardMember } from '../src/redis/keys.js'
 
 // The subtests run side by side: each app works under a key prefix of its own (tokens, keys,
 // idempotency records and the failed-authentication counts are all under it) on the shared
@@ -93,6 +94,21 @@ t.test('POST awards: multiplied awards with each member\'s xp, gain, level and l
   ])
   const member = await ctx.app.inject({ url: `/api/v1/servers/${A}/members/1`, headers: { 'x-api-key': (await ctx.apiKeys.create({ guildId: A, plan: 'free' })).key } })
   t.match(member.json(), { username: 'ann', xp: 165 })
+})
+
+t.test('POST awards: an award whose op_id was applied by an earlier request answers its first result with "replayed": true', async (t) => {
+  const ctx = await buildAdmin(t)
+  const token = await ctx.token()
+  const award = { user_id: '1', xp: 150, op_id: '1310000000000000001' }
+  const first = await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [award] })
+  t.same(first.body.results, [{ user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true }])
+  const again = await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [award, { user_id: '2', xp: 5 }] })
+  t.equal(again.headers['idempotent-replayed'], undefined, 'another request, not an Idempotency-Key replay')
+  t.same(again.body.results, [
+    { user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, replayed: true },
+    { user_id: '2', xp: 5, gained: 5, level: 0, leveled_up: false }
+  ])
+  t.equal(Number(await ctx.redis.zscore(ctx.keys.guild(A).board, boardMember('1'))), 150, 'applied once')
 })
 
 t.test('a batch with one bad item is 400 invalid_parameter naming its index, and applies nothing', async (t) => {

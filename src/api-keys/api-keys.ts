@@ -8,9 +8,9 @@ import { type RedisClient, redisNow } from '../redis/client.js'
 import { defineCommands } from '../redis/scripts.js'
 import type { KeyBuilder } from '../redis/keys.js'
 import { ApiKeyInactiveError, ApiKeyNotFoundError, InvalidParameterError } from '../errors.js'
-import { assertInteger, assertSnowflake } from '../validation.js'
+import { assertInteger, assertLabel, assertSnowflake } from '../validation.js'
 import { isPlan, type Plan, PLANS } from '../plans.js'
-import { ALL_SERVERS, assertServerScope, decodeServerScope, encodeServerScope, type ServerScope } from './server-scope.js'
+import { ALL_SERVERS, assertServerScope, decodeServerScope, encodeServerScope, scopeIncludes, type ServerScope } from './server-scope.js'
 
 export const API_KEY_PREFIX = 'lbk_'
 const KEY_PATTERN = /^lbk_([0-9a-f]{16})_[A-Za-z0-9_-]{32}$/
@@ -79,16 +79,17 @@ export interface NewApiKey {
 
 export interface ApiKeyChange {
   plan?: Plan | string
+  /** The servers it reads from now on: a list of up to 1,000, or '*' for every server. */
+  servers?: ServerScope
   /** A new label; null removes it. */
   name?: string | null
   /** A new expiry; null: never expires. */
   expiresAt?: Date | null
 }
 
-function checkName (value: string): string {
-  const name = value.trim()
-  if (name.length === 0 || name.length > 100) throw new InvalidParameterError('name must be 1 to 100 characters')
-  return name
+/** A one-server key's server: such a key keeps the record it always had (`guild_id`); a wider one lists its `servers`. */
+function oneServer (servers: ServerScope): string | null {
+  return servers !== ALL_SERVERS && servers.length === 1 ? servers[0] as string : null
 }
 
 function checkExpiry (value: unknown, now: number): number {
@@ -113,7 +114,7 @@ export class ApiKeyStore {
     if (input.guildId !== undefined && input.servers !== undefined) throw new InvalidParameterError('give a server or a list of servers, not both')
     const servers = input.guildId === undefined ? assertServerScope(input.servers) : [assertSnowflake('guild_id', input.guildId)]
     if (!isPlan(input.plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
-    const name = input.name === undefined ? null : checkName(input.name)
+    const name = input.name === undefined ? null : assertLabel(input.name)
     const expiresIn = input.expiresInSeconds === undefined
       ? null
       : assertInteger('expires-in', input.expiresInSeconds, 1, MAX_EXPIRY_SECONDS)
@@ -125,8 +126,8 @@ export class ApiKeyStore {
       ? checkExpiry(input.expiresAt, createdAt)
       : expiresIn === null ? null : createdAt + expiresIn * 1000
     const record: Record<string, string> = { hash: hashApiKey(key), plan: input.plan, created_at: String(createdAt) }
-    // A one-server key keeps the record it always had; a wider one lists its servers.
-    if (servers !== ALL_SERVERS && servers.length === 1) record.guild_id = servers[0] as string
+    const one = oneServer(servers)
+    if (one !== null) record.guild_id = one
     else record.servers = encodeServerScope(servers)
     if (name !== null) record.name = name
     if (expiresAt !== null) record.expires_at = String(expiresAt)
@@ -138,7 +139,7 @@ export class ApiKeyStore {
     return {
       id,
       key,
-      guildId: servers !== ALL_SERVERS && servers.length === 1 ? servers[0] as string : null,
+      guildId: one,
       servers,
       plan: input.plan,
       name,
@@ -148,6 +149,23 @@ export class ApiKeyStore {
       revokedAt: null,
       rotatedAt: null
     }
+  }
+
+  /** Takes key `id` off the lists of the servers it read (`before`) and reads no more (`after`). */
+  async #unindex (id: string, before: ServerScope, after: ServerScope): Promise<void> {
+    if (before === ALL_SERVERS) {
+      if (after !== ALL_SERVERS) await this.redis.srem(this.keys.allServersApiKeys(), id)
+      return
+    }
+    const kept = after === ALL_SERVERS ? new Set<string>() : new Set(after)
+    await Promise.all(before.filter((guildId) => !kept.has(guildId))
+      .map(async (guildId) => await this.redis.srem(this.keys.guild(guildId).apiKeys, id)))
+  }
+
+  /** Takes stale entries off a server's list of keys and off the list of keys of every server. */
+  async #unlist (guildId: string, fromOwn: string[], fromEvery: string[]): Promise<void> {
+    if (fromOwn.length > 0) await this.redis.srem(this.keys.guild(guildId).apiKeys, ...fromOwn)
+    if (fromEvery.length > 0) await this.redis.srem(this.keys.allServersApiKeys(), ...fromEvery)
   }
 
   /** Lists key `id` under each of its servers (or among the keys of every server). */
@@ -169,9 +187,17 @@ export class ApiKeyStore {
     const [own, every] = await Promise.all([
       this.redis.smembers(this.keys.guild(guildId).apiKeys), this.redis.smembers(this.keys.allServersApiKeys())
     ])
-    const records = await Promise.all([...new Set([...own, ...every])].map(async (id) => await this.#info(id)))
-    return records
-      .filter((info): info is ApiKeyInfo => info !== null)
+    const infos = await Promise.all([...new Set([...own, ...every])].map(async (id) => await this.#info(id)))
+    const records = new Map(infos.filter((info) => info !== null).map((info) => [info.id, info]))
+    // The record decides: a change of servers cut off between its writes (update) can leave an
+    // entry on a list the key no longer belongs to. It is not shown, and is taken off here.
+    const strays = (ids: string[], belongs: (servers: ServerScope) => boolean): string[] =>
+      ids.filter((id) => { const info = records.get(id); return info !== undefined && !belongs(info.servers) })
+    await this.#unlist(guildId,
+      strays(own, (servers) => servers !== ALL_SERVERS && servers.includes(guildId)),
+      strays(every, (servers) => servers === ALL_SERVERS))
+    return [...records.values()]
+      .filter((info) => scopeIncludes(info.servers, [guildId]))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
   }
 
@@ -212,12 +238,14 @@ export class ApiKeyStore {
   }
 
   /**
-   * Changes a live key's plan, name or expiry (each when given); every instance applies the
-   * change within the lookup cache's time. Everything is checked before anything is written.
+   * Changes a live key's plan, name, expiry or servers (each when given); every instance applies
+   * the change within the lookup cache's time, a server taken away included. Everything is
+   * checked before anything is written.
    */
   async update (id: string, change: ApiKeyChange): Promise<ApiKeyInfo> {
     if (change.plan !== undefined && !isPlan(change.plan)) throw new InvalidParameterError(`plan must be one of ${PLANS.join(', ')}`)
-    const name = change.name === undefined || change.name === null ? change.name : checkName(change.name)
+    const name = change.name === undefined || change.name === null ? change.name : assertLabel(change.name)
+    const servers = change.servers === undefined ? undefined : assertServerScope(change.servers)
     const info = await this.#live(id, 'change')
     const expiresAt = change.expiresAt === undefined || change.expiresAt === null
       ? change.expiresAt
@@ -227,18 +255,26 @@ export class ApiKeyStore {
     if (change.plan !== undefined) set.plan = change.plan
     if (name !== undefined) { if (name === null) unset.push('name'); else set.name = name }
     if (expiresAt !== undefined) { if (expiresAt === null) unset.push('expires_at'); else set.expires_at = String(expiresAt.getTime()) }
+    if (servers !== undefined) {
+      const one = oneServer(servers)
+      if (one !== null) { set.guild_id = one; unset.push('servers') } else { set.servers = encodeServerScope(servers); unset.push('guild_id') }
+      // Listed under its new servers before it reads them, so it is never unlisted where it reads.
+      await this.#index(id, servers)
+    }
     const record = this.keys.apiKey(id)
     // One transaction (one slot): a reader sees the whole change or none of it.
     const tx = this.redis.multi()
     if (Object.keys(set).length > 0) tx.hset(record, set)
     if (unset.length > 0) tx.hdel(record, ...unset)
     await tx.exec()
+    if (servers !== undefined) await this.#unindex(id, info.servers, servers)
     await this.#changed()
     return {
       ...info,
       plan: (change.plan as Plan | undefined) ?? info.plan,
       name: name === undefined ? info.name : name,
-      expiresAt: expiresAt === undefined ? info.expiresAt : expiresAt
+      expiresAt: expiresAt === undefined ? info.expiresAt : expiresAt,
+      ...(servers === undefined ? {} : { servers, guildId: oneServer(servers) })
     }
   }
 

@@ -1,4 +1,4 @@
-// API keys from the shell: create and rotate (the only times a key is shown), list, set-plan, revoke.
+// API keys from the shell: create and rotate (the only times a key is shown), list, set-plan, set-servers, revoke.
 import { type Command, Option } from 'commander'
 import { type ApiKeyInfo, ApiKeyStore } from '../api-keys/api-keys.js'
 import { PLANS, type Plan } from '../plans.js'
@@ -107,6 +107,28 @@ export function addKeyCommands (program: Command): void {
         }
         const from = before === null || before.plan === info.plan ? `already on plan ${info.plan}` : `plan ${before.plan} -> ${info.plan}`
         print(`API key ${id} of ${describeScope(info.servers)}: ${from}`)
+      })
+    })
+
+  keys.command('set-servers')
+    .description('change the servers a key reads (its secret, plan and rate-limit count kept); every instance applies it ' +
+      'within 5 seconds, a server taken away included')
+    .argument('<id>', 'the key id, as shown by keys list')
+    .addOption(new Option('--guild <id>', 'the one server the key reads from now on').argParser(parse.guildId))
+    .addOption(new Option('--servers <ids>', 'the servers it reads from now on: comma-separated ids, up to 1,000').argParser(parse.guildIds))
+    .option('--all-servers', 'the key reads every server of this installation')
+    .option('--json', 'print one line of JSON')
+    .action(async (id: string, opts: { guild?: string, servers?: string[], allServers?: boolean, json?: boolean }) => {
+      const servers = scopeOption(opts, true)
+      await withRedis(async ({ redis, keys }) => {
+        const store = new ApiKeyStore(redis, keys)
+        const before = await store.get(id)
+        const info = await store.update(id, { servers })
+        if (opts.json === true) {
+          printJson(describe(info, 'active'))
+          return
+        }
+        print(`API key ${id}: ${before === null ? '' : `${describeScope(before.servers)} -> `}${describeScope(info.servers)}`)
       })
     })
 

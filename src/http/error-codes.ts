@@ -8,6 +8,7 @@ export const STATUS_BY_CODE = {
   invalid_api_key: 401,
   forbidden: 403,
   member_not_found: 404,
+  season_not_found: 404,
   not_found: 404,
   request_timeout: 408,
   payload_too_large: 413,
@@ -22,10 +23,13 @@ export const ADMIN_STATUS_BY_CODE = {
   missing_token: 401,
   invalid_token: 401,
   api_key_not_found: 404,
+  webhook_not_found: 404,
   daily_already_claimed: 409,
+  webhook_disabled: 409,
   api_key_inactive: 409,
   idempotency_key_in_use: 409,
   invalid_import_file: 400,
+  unsupported_media_type: 415,
   import_refused: 422,
   idempotency_key_reused: 422
 } as const satisfies Record<string, number>

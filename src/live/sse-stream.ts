@@ -13,6 +13,11 @@ export interface LiveEvent extends Framed {
 
 /** Fewest ms between two events of one stream (the contract's "at most once per second"). */
 export const MIN_EVENT_INTERVAL_MS = 1000
+/**
+ * Bytes of the server's typed events a stream may hold while its client does not take them (a
+ * few dozen level-ups): unlike pages they cannot be coalesced, so past this the stream ends.
+ */
+export const MAX_HELD_TYPED_BYTES = 16 * 1024
 
 /** `event:`, `id:` and `data:` lines; the JSON body is one line (JSON.stringify escapes newlines). */
 export function formatEvent (name: string, etag: string, json: string): LiveEvent {
@@ -20,7 +25,7 @@ export function formatEvent (name: string, etag: string, json: string): LiveEven
 }
 
 /** Bytes of the body, as they are and as one chunk of a chunked body (RFC 9112, 7.1). */
-interface Framed {
+export interface Framed {
   readonly bytes: Buffer
   readonly chunk: Buffer
 }
@@ -53,6 +58,9 @@ export class SseStream {
    * one event, and gets the latest page, not a backlog, once it reads again.
    */
   pending: LiveEvent | undefined
+  /** The server's typed events not yet written, oldest first, and their size. */
+  #typed: Buffer[] = []
+  #typedBytes = 0
   /** When the stream next counts against its key's quota. */
   nextChargeAt: number
   #ended = false
@@ -90,13 +98,37 @@ export class SseStream {
     return this.flush(now)
   }
 
-  /** Writes the held event once the bound allows it and the client took the last write. True when it was written. */
+  /**
+   * Writes what is held once the client took the last write: the typed events, and the page
+   * when the one-a-second bound allows it, in one write. True when the page was written.
+   */
   flush (now: number): boolean {
-    const event = this.pending
-    if (event === undefined || now - this.lastEventAt < MIN_EVENT_INTERVAL_MS || !this.#write(event, now)) return false
+    const event = this.pending !== undefined && now - this.lastEventAt >= MIN_EVENT_INTERVAL_MS ? this.pending : undefined
+    if (this.#typed.length > 0) {
+      const bytes = Buffer.concat(event === undefined ? this.#typed : [...this.#typed, event.bytes])
+      if (!this.#write(framed(bytes), now)) return false
+      this.#typed = []
+      this.#typedBytes = 0
+    } else if (event === undefined || !this.#write(event, now)) {
+      return false
+    }
+    if (event === undefined) return false
     this.pending = undefined
     this.lastEtag = event.etag
     this.lastEventAt = now
+    return true
+  }
+
+  /**
+   * The server's typed events (one read's, framed once for every stream): written at once when
+   * the client took the last write, else held, in order, for `flush`. False when that would hold
+   * more than MAX_HELD_TYPED_BYTES: the client is not reading, and the stream must end.
+   */
+  writeTyped (events: Framed, now: number): boolean {
+    if (this.#typed.length === 0 && this.#write(events, now)) return true
+    if (this.#typedBytes + events.bytes.length > MAX_HELD_TYPED_BYTES) return false
+    this.#typed.push(events.bytes)
+    this.#typedBytes += events.bytes.length
     return true
   }
 

@@ -58,6 +58,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The key this request claimed, with its fingerprint: onSend stores the answer under it. */
     idempotency: Claim | null
+    /** The fingerprint of the request as sent, taken before validation (with an Idempotency-Key only). */
+    fingerprint: string | null
   }
   interface FastifyInstance {
     /** preHandler hook of an idempotent route: replays the answer kept under the request's Idempotency-Key, or claims the key. */
@@ -100,6 +102,22 @@ export function fingerprintHash (request: FastifyRequest): Hash {
 }
 
 /**
+ * `value` as JSON with every object's names in order (UTF-16 code units, as RFC 8785 sorts them;
+ * its numbers are JSON.stringify's too): the same body with its names in another order reads
+ * the same, while `"7"` and `7` differ. Numbers are taken as JSON.parse read them: two bodies
+ * that differ only past a double's precision are applied alike too (an id, where that would
+ * matter, is refused as a number by validation, before any claim).
+ */
+export function canonicalJson (value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>
+    return `{${Object.keys(record).sort().map((name) => `${JSON.stringify(name)}:${canonicalJson(record[name])}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+/**
  * Claims `key` for this request (null: it now holds it, as pending for PENDING_MS), or finds the
  * answer of the first request that did. A claim still pending is waited for (IN_USE_WAIT_MS,
  * then 409 idempotency_key_in_use). `fingerprint` is compared at once, with a pending claim too
@@ -135,11 +153,19 @@ export async function releaseClaim (redis: RedisClient, key: RequestKey): Promis
 export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
   const { redisClient: redis } = fastify
   fastify.decorateRequest('idempotency', null)
+  fastify.decorateRequest('fingerprint', null)
+
+  // The body as sent: validation may fill in defaults.
+  fastify.addHook('preValidation', async (request: FastifyRequest) => {
+    const access = request.routeOptions.config.access
+    if (access?.kind !== 'token' || access.idempotent !== true || request.headers['idempotency-key'] === undefined) return
+    request.fingerprint = fingerprintHash(request).update(canonicalJson(request.body ?? null)).digest('base64url')
+  })
 
   fastify.decorate('claimIdempotencyKey', async function claimIdempotencyKey (request: FastifyRequest, reply: FastifyReply) {
     const key = requestKeyOf(request)
-    if (key === undefined) return
-    const fingerprint = fingerprintHash(request).update(JSON.stringify(request.body ?? null)).digest('base64url')
+    const fingerprint = request.fingerprint
+    if (key === undefined || fingerprint === null) return
     const answer = await claimOrFind(redis, key, fingerprint)
     if (answer !== null) return await replay(reply, answer)
     request.idempotency = { ...key, fingerprint }

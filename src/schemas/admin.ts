@@ -4,20 +4,24 @@ import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
 import { Settings } from './settings.js'
+import { Season } from './seasons.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
 import { ADMIN_ERROR_CODES } from '../http/error-codes.js'
 import { CURVES, MAX_XP } from '../levels/curves.js'
 import { PLANS } from '../plans.js'
-import { MAX_AWARD, MAX_USERNAME_LENGTH } from '../validation.js'
+import { MAX_AWARD, MAX_LABEL_LENGTH, MAX_USERNAME_LENGTH } from '../validation.js'
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
+import { OPERATION_ID_PATTERN } from '../writer/operations.js'
+import { IMPORT_FORMATS } from '../transfer/import-formats.js'
 
 export const IDEMPOTENCY_KEY_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
 
 const Snowflake = Type.String({ pattern: SNOWFLAKE_PATTERN, description: '1 to 20 digits, no leading zero' })
-const Username = Type.String({ minLength: 1, maxLength: MAX_USERNAME_LENGTH, description: 'Display name, recorded with the write' })
+const Username = Type.String({ minLength: 1, maxLength: MAX_USERNAME_LENGTH, description: `Display name, recorded with the write: 1 to ${MAX_USERNAME_LENGTH} characters (Unicode code points: an emoji is one)` })
+const Label = Type.String({ minLength: 1, maxLength: MAX_LABEL_LENGTH, description: `1 to ${MAX_LABEL_LENGTH} characters (Unicode code points)` })
 const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' })
 
 export const AdminError = named('AdminError', Type.Object({
@@ -37,28 +41,28 @@ export const WriteRequestHeaders = Type.Object({
   'x-request-id': Type.Optional(Type.String({ description: `Your id for this request, echoed back when it matches \`${REQUEST_ID_PATTERN}\`` }))
 })
 
-const headers: ResponseHeaders = {
+export const headers: ResponseHeaders = {
   'x-request-id': Type.String({ pattern: REQUEST_ID_PATTERN, required: true, description: "The request's id" })
 }
-const replayHeaders: ResponseHeaders = {
+export const replayHeaders: ResponseHeaders = {
   ...headers,
   'idempotent-replayed': Type.Literal('true', { description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key' })
 }
 
-const errorResponse = (description: string) => response(AdminError, description, headers)
+export const errorResponse = (description: string) => response(AdminError, description, headers)
 
 /** The errors every write-API route can answer. */
 export const adminErrors = {
-  400: errorResponse('`invalid_parameter`: a path, query or body value out of its bounds (the message names it; for a batch, the index of the bad item)'),
+  400: errorResponse('`invalid_parameter`: a path, query or body value out of its bounds or of the wrong JSON type (no value is converted: an id sent as a number is refused), or a field or query parameter the route does not know (the message names it; for a batch, the index of the bad item)'),
   401: errorResponse('`missing_token` or `invalid_token` (unknown, rotated or revoked)'),
   403: errorResponse('`forbidden`: the token lacks the server in the path or the scope of the route'),
-  '4xx': errorResponse('`request_timeout` (408), `payload_too_large` (413), `headers_too_large` (431), `not_found` (404)'),
+  '4xx': errorResponse('`request_timeout` (408), `payload_too_large` (413), `unsupported_media_type` (415: a body sent without `content-type: application/json`), `headers_too_large` (431), `not_found` (404)'),
   429: errorResponse('`rate_limited`: too many failed authentications from the client\'s address'),
   500: errorResponse('`internal_error`'),
   503: errorResponse('`service_unavailable`: Redis cannot serve now (retry with the same Idempotency-Key or op_id), or the instance is overloaded or shutting down')
 }
 
-const idempotencyErrors = {
+export const idempotencyErrors = {
   409: errorResponse('`idempotency_key_in_use`: the first request with this Idempotency-Key is still running; retry after retry-after'),
   422: errorResponse('`idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
 }
@@ -68,7 +72,7 @@ export const AwardsBody = Type.Object({
     user_id: Snowflake,
     xp: Type.Integer({ minimum: 1, maximum: MAX_AWARD, description: "The award; the server's multiplier applies" }),
     username: Type.Optional(Username),
-    op_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,64}$', description: 'Names this award so that it is applied once however often it is sent (the Discord message id, say)' }))
+    op_id: Type.Optional(Type.String({ pattern: OPERATION_ID_PATTERN, description: 'Names this award so that it is applied once however often it is sent (the Discord message id, say, as a string)' }))
   }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_BATCH_AWARDS })
 }, { additionalProperties: false })
 
@@ -79,7 +83,10 @@ export const AwardResults = named('AwardResults', Type.Object({
     gained: Type.Integer({ minimum: 0, description: 'XP added: floor(award × multiplier)' }),
     level: Type.Integer({ minimum: 0 }),
     leveled_up: Type.Boolean({ description: 'The award lifted the member to a higher level' }),
-    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP: it was not applied (xp, gained and level are then 0)` }))
+    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP: it was not applied (xp, gained and level are then 0)` })),
+    replayed: Type.Optional(Type.Literal(true, {
+      description: "Set when the award's op_id was applied by an earlier request: this is that request's result, and nothing was applied now (announce a level-up only if that earlier answer never reached you)"
+    }))
   }), { description: 'One per award, in order' })
 }, { description: 'What each award of the batch did' }))
 
@@ -120,19 +127,20 @@ export const KeyParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{16}
 
 export const NewKeyBody = Type.Object({
   plan: Type.Enum([...PLANS], { type: 'string' }),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  name: Type.Optional(Label),
   expires_at: Type.Optional(Iso),
   servers: Type.Optional(ServerList)
 }, { additionalProperties: false })
 
 export const KeyChangeBody = Type.Object({
   plan: Type.Optional(Type.Enum([...PLANS], { type: 'string' })),
-  name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
-  expires_at: Type.Optional(Type.Union([Iso, Type.Null()]))
+  name: Type.Optional(Type.Union([Label, Type.Null()])),
+  expires_at: Type.Optional(Type.Union([Iso, Type.Null()])),
+  servers: Type.Optional(ServerList)
 }, { additionalProperties: false, minProperties: 1 })
 
 export const ImportQuery = Type.Object({
-  format: Type.Enum(['csv', 'mee6'], { type: 'string' }),
+  format: Type.Enum([...IMPORT_FORMATS], { type: 'string', description: 'csv, or the leaderboard JSON of the bot named' }),
   strict: Type.Optional(Type.Boolean({ description: 'Refuse the whole file (422 import_refused, nothing written) on any bad row' })),
   keep_settings: Type.Optional(Type.Boolean({ description: "Keep the server's curve and multiplier even if the file (an export) carries others" }))
 })
@@ -141,7 +149,8 @@ export const ImportResult = named('ImportResult', Type.Object({
   imported: Type.Integer({ minimum: 0 }),
   skipped: Type.Array(Type.Object({
     line: Type.Optional(Type.Integer({ description: 'CSV: the line of the bad row' })),
-    index: Type.Optional(Type.Integer({ description: 'MEE6 JSON: the index of the bad player' })),
+    page: Type.Optional(Type.Integer({ description: "A bot's JSON of several pages: the bad row's page (0-based; the first of pages one after another has none)" })),
+    index: Type.Optional(Type.Integer({ description: "A bot's JSON: the bad row's index in its page's list (0-based)" })),
     reason: Type.String()
   })),
   settings: Type.Union([Type.Object({ xp_curve: Type.Enum([...CURVES], { type: 'string' }), xp_multiplier: Type.Number() }), Type.Null()], {
@@ -151,7 +160,7 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
+export const adminNamedSchemas = [MemberRecord, AwardResults, DailyResult, Settings, Season, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -169,6 +178,7 @@ export const responses = {
     ...adminErrors
   },
   settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  seasonEnded: { 200: response(Season, 'The new season (the one ended is kept, read-only)', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
   keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyRotated: {

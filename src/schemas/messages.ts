@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyRequest } from 'fastify'
 import { InvalidParameterError } from '../errors.js'
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
+import { OPERATION_ID_PATTERN } from '../writer/operations.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 
@@ -10,21 +11,65 @@ interface PropertySchema {
   type?: string
   minimum?: number
   maximum?: number
+  minLength?: number
+  maxLength?: number
+  minItems?: number
+  maxItems?: number
   pattern?: string
+  format?: string
   enum?: unknown[]
+  const?: unknown
+  items?: PropertySchema
+  anyOf?: PropertySchema[]
+  properties?: Record<string, PropertySchema>
+  patternProperties?: Record<string, PropertySchema>
+}
+
+/** An error of validation as Ajv reports it with `verbose` (src/http/request-validation.ts). */
+interface ValidationError {
+  keyword: string
+  instancePath: string
+  params: Record<string, unknown>
+  message?: string
+  parentSchema?: PropertySchema
+  data?: unknown
+}
+
+/** Patterns of the ids a body carries: Discord's (users, servers, roles, channels) and operation ids. */
+const ID_PATTERNS = new Set([SNOWFLAKE_PATTERN, OPERATION_ID_PATTERN])
+
+/** An id sent as a JSON number (JSON.parse has already rounded one past 2^53). */
+function isIdAsNumber (error: ValidationError): boolean {
+  return error.keyword === 'type' && typeof error.data === 'number' && ID_PATTERNS.has(error.parentSchema?.pattern ?? '')
+}
+
+/** What a value of `schema` is, for people ("an integer from 1 to 100"); null when it cannot say. */
+function describe (schema: PropertySchema | undefined): string | null {
+  if (schema === undefined) return null
+  if (schema.const !== undefined) return JSON.stringify(schema.const)
+  if (schema.enum !== undefined) return `one of ${schema.enum.join(', ')}`
+  if (schema.anyOf !== undefined) {
+    const branches = schema.anyOf.map(describe)
+    return branches.includes(null) ? null : branches.join(' or ')
+  }
+  switch (schema.type) {
+    case 'integer': return `an integer from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
+    case 'number': return `a number from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
+    case 'boolean': return 'true or false'
+    case 'null': return 'null'
+    case 'array': return `a list of ${schema.minItems ?? 0} to ${schema.maxItems ?? 'any number of'} ${schema.items?.pattern === SNOWFLAKE_PATTERN ? 'ids' : 'items'}`
+    case 'string':
+      if (schema.pattern === SNOWFLAKE_PATTERN) return 'a decimal id of 1 to 20 digits without a leading zero'
+      if (schema.format === 'date-time') return 'an ISO 8601 date and time'
+      if (schema.maxLength !== undefined) return `a string of ${schema.minLength ?? 0} to ${schema.maxLength} characters`
+      return null
+    default: return null
+  }
 }
 
 export function parameterMessage (name: string, schema: PropertySchema | undefined): string | null {
-  if (schema?.type === 'integer') {
-    return `${name} must be an integer from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
-  }
-  if (schema?.enum !== undefined) {
-    return `${name} must be one of ${schema.enum.join(', ')}`
-  }
-  if (schema?.pattern === SNOWFLAKE_PATTERN) {
-    return `${name} must be a decimal id of 1 to 20 digits without a leading zero`
-  }
-  return null
+  const what = describe(schema)
+  return what === null ? null : `${name} must be ${what}`
 }
 
 function propertySchema (request: FastifyRequest, part: string, name: string): PropertySchema | undefined {
@@ -32,16 +77,63 @@ function propertySchema (request: FastifyRequest, part: string, name: string): P
   return schema?.properties?.[name]
 }
 
+/** A value's JSON type, as a body sent it. */
+function jsonType (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'a number' : 'a number with a fraction'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
+}
+
+/** The place of an error: the body's field path (`awards/3/xp`), or the query parameter's name. */
+function placeOf (error: ValidationError, part: string): string {
+  const path = error.instancePath.replace(/^\//, '')
+  return path === '' ? part : path
+}
+
+/**
+ * The first error a person should see: the id sent as a JSON number wherever it is, else, for a
+ * value that matches no branch of a union, the deepest branch error (the bad id in a list)
+ * unless every branch failed at the value itself (then the union is described whole).
+ */
+function chosen (errors: ValidationError[]): ValidationError | undefined {
+  const idAsNumber = errors.find(isIdAsNumber)
+  if (idAsNumber !== undefined) return idAsNumber
+  const union = errors.find((e) => e.keyword === 'anyOf')
+  if (union === undefined) return errors[0]
+  const deeper = errors.filter((e) => e.instancePath.length > union.instancePath.length)
+  return deeper.at(-1) ?? union
+}
+
 export function validationMessage (error: FastifyError, request: FastifyRequest): string {
-  const first = error.validation?.[0]
   const part = error.validationContext ?? 'request'
-  const name = first?.instancePath.replace(/^\//, '') ?? ''
-  if (first !== undefined && name !== '') {
-    // A value inside the body (`awards/3/user_id`) is named by its path; its schema is the error's.
-    const schema = propertySchema(request, part, name) ?? (first.keyword === 'pattern' ? { pattern: String(first.params.pattern) } : undefined)
-    return parameterMessage(name, schema) ?? `${name} ${first.message ?? 'is invalid'}`
+  const first = chosen((error.validation ?? []) as ValidationError[])
+  if (first === undefined) return `${part} is invalid`
+  const place = placeOf(first, part)
+  const schema = first.parentSchema ?? propertySchema(request, part, place)
+  if (first.keyword === 'additionalProperties') {
+    const field = String(first.params.additionalProperty)
+    const names = Object.keys(schema?.patternProperties ?? {})
+    if (names.length > 0) {
+      // A map keyed by ids (a role's multiplier, say): the name is not one.
+      const key = names.length === 1 && names[0] === SNOWFLAKE_PATTERN ? 'ids (decimal, 1 to 20 digits without a leading zero)' : `names matching ${names.join(' or ')}`
+      return `${place} is keyed by ${key}: ${JSON.stringify(field.slice(0, 24))} is not one`
+    }
+    const known = Object.keys(schema?.properties ?? {})
+    const takes = known.length === 0 ? 'none' : known.join(', ')
+    if (part === 'querystring') return `${field} is not a parameter of this route (it takes ${takes})`
+    return `${place === part ? field : `${place}/${field}`} is not a field this route knows (it takes ${takes})`
   }
-  return `${part} ${first?.message ?? 'is invalid'}`
+  if (isIdAsNumber(first)) {
+    return `${place} must be a JSON string, not a number: send ids as strings (a number past 2^53 cannot be read exactly, so it is never applied)`
+  }
+  if (first.keyword === 'type' && part === 'body') {
+    return `${parameterMessage(place, schema) ?? `${place} ${first.message ?? 'is invalid'}`} (got ${jsonType(first.data)})`
+  }
+  if (first.keyword === 'minProperties' && schema?.properties !== undefined) {
+    return `${place} must give at least one of ${Object.keys(schema.properties).join(', ')}`
+  }
+  return parameterMessage(place, schema) ?? `${place} ${first.message ?? 'is invalid'}`
 }
 
 /**
@@ -84,5 +176,13 @@ export function distinctIds (name: string, max: number) {
       seen.add(id)
     }
     return null
+  }
+}
+
+/** A check of the raw query that refuses two parameters given together (`season` and `period`): `why` says why. */
+export function notTogether (a: string, b: string, why: string) {
+  return function (request: FastifyRequest): InvalidParameterError | null {
+    const query = request.query as Record<string, unknown>
+    return query[a] !== undefined && query[b] !== undefined ? new InvalidParameterError(`${a} and ${b} cannot be given together: ${why}`) : null
   }
 }

@@ -11,7 +11,9 @@ const L = SETTINGS_LIMITS
 const Id = Type.String({ pattern: SNOWFLAKE_PATTERN, description: 'A decimal id (a string: JSON numbers past 2^53 are not exact)' })
 const Iso = Type.String({ format: 'date-time', description: 'ISO 8601' })
 const Multiplier = (max: number) => Type.Number({ minimum: 0, maximum: max, description: 'At most two decimals' })
-const IdMultipliers = Type.Record(Type.String({ pattern: SNOWFLAKE_PATTERN }), Multiplier(10), { maxProperties: L.multiplierEntries, description: 'id -> multiplier (0 to 10; 0: no XP there)' })
+const IdMultipliers = Type.Record(Type.String({ pattern: SNOWFLAKE_PATTERN }), Multiplier(10), {
+  maxProperties: L.multiplierEntries, additionalProperties: false, description: 'id -> multiplier (0 to 10; 0: no XP there)'
+})
 const Curve = Type.Enum([...CURVES, 'custom'], { type: 'string', description: 'How XP maps to levels; `custom` follows custom_curve' })
 
 const Season = Type.Object({

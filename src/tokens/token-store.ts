@@ -9,6 +9,7 @@ import { ALL_SERVERS, assertServerScope, decodeServerScope, encodeServerScope, t
 import { ApiKeyInactiveError, InvalidParameterError, LeaderboardError } from '../errors.js'
 import { type RedisClient, redisNow } from '../redis/client.js'
 import type { KeyBuilder } from '../redis/keys.js'
+import { assertLabel } from '../validation.js'
 
 export const TOKEN_PREFIX = 'lba_'
 const TOKEN_PATTERN = /^lba_([0-9a-f]{16})_[A-Za-z0-9_-]{32}$/
@@ -62,8 +63,7 @@ export class TokenStore {
   }
 
   async create (input: { name: string, servers?: ServerScope, scopes?: readonly string[] }): Promise<CreatedToken> {
-    const name = typeof input.name === 'string' ? input.name.trim() : ''
-    if (name.length === 0 || name.length > 100) throw new InvalidParameterError('name must be 1 to 100 characters')
+    const name = assertLabel(input.name)
     const servers = input.servers === undefined ? ALL_SERVERS : assertServerScope(input.servers)
     const scopes = assertScopes(input.scopes ?? ['write'])
     const id = newCredentialId()

@@ -2,15 +2,17 @@
 // board is read by rank range with the leaderboard's own page script and decoded as the reader
 // decodes it, so a million members never sit in memory and Redis is never held long. Every row
 // carries the server's curve and multiplier, so that an import into another server sets them too
-// (an importer that does not know these columns ignores them).
+// (an importer that does not know these columns ignores them). A CSV name that a spreadsheet
+// would read as a formula is marked as text (spreadsheet-cells.ts); the import unmarks it.
 import { stringify } from 'csv-stringify/sync'
 import { InvalidParameterError } from '../errors.js'
 import { type Curve, levelForXp } from '../levels/curves.js'
 import { redisNow } from '../redis/client.js'
 import { userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord } from '../redis/records.js'
-import { currentStreak, curveOf, type LeaderboardReader } from '../reader/leaderboard-reader.js'
+import { currentStreak, type LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
+import { textCell } from './spreadsheet-cells.js'
 
 export const EXPORT_FORMATS = ['csv', 'jsonl'] as const
 export type ExportFormat = typeof EXPORT_FORMATS[number]
@@ -82,24 +84,23 @@ export class MemberExport implements AsyncIterable<string> {
   async * [Symbol.asyncIterator] (): AsyncGenerator<string> {
     let header = this.format === 'csv'
     for await (const members of this.members()) {
-      yield this.format === 'csv' ? stringify(members, { header, columns: [...EXPORT_COLUMNS] }) : jsonLines(members)
+      yield this.format === 'csv' ? csv(members, header) : jsonLines(members)
       header = false
     }
-    if (header) yield stringify([], { header, columns: [...EXPORT_COLUMNS] })
+    if (header) yield csv([], header)
   }
 
   /** The members, a chunk at a time, in rank order; the next chunk is read while this one is used. */
   async * members (): AsyncGenerator<ExportedMember[]> {
-    const { redis, keys } = this.reader
-    const k = keys.guild(this.guildId)
+    const { redis } = this.reader
     const nowMs = await redisNow(redis) // one clock for every streak in the file
     // A change of multiplier after this read moves the data version, which `consistent` reports.
     const stats = await this.reader.readStats(this.guildId)
     const multiplier = stats.value.xp_multiplier
     let firstVersion: string | null = null
     const read = (start: number): Promise<ExportedMember[]> => {
-      const page = redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + this.chunk - 1)
-        .then(([version, total, curveReply, members, xps, records]) => {
+      const page = this.reader.pageScript(this.guildId, start, start + this.chunk - 1)
+        .then(({ version, total, curve, members, xps, records }) => {
           if (start === 0) {
             this.total = total
             firstVersion = version
@@ -107,7 +108,6 @@ export class MemberExport implements AsyncIterable<string> {
           } else if (version !== firstVersion) {
             this.consistent = false
           }
-          const curve = curveOf(curveReply)
           return members.map((member, i): ExportedMember => {
             const xp = Number(xps[i])
             const { streak, lastClaim, username } = parseRecord(records[i])
@@ -141,6 +141,11 @@ export class MemberExport implements AsyncIterable<string> {
 
 export function exportMembers (reader: LeaderboardReader, guildId: string, options: ExportOptions = {}): MemberExport {
   return new MemberExport(reader, guildId, options)
+}
+
+/** Members as CSV rows (after the header, when asked), every text cell safe to open in a spreadsheet. */
+function csv (members: ExportedMember[], header: boolean): string {
+  return stringify(members, { header, columns: [...EXPORT_COLUMNS], cast: { string: textCell } })
 }
 
 function jsonLines (members: ExportedMember[]): string {

@@ -3,15 +3,16 @@
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
-import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW } from '../redis/script-status.js'
+import { AwardStatus, CALENDAR_REFUSAL, DailyClaimStatus, MemberWriteStatus } from '../redis/script-status.js'
 import * as scripts from '../redis/write-scripts.js'
+import { scriptArgs } from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
-import { keepUntil } from '../periods/periods.js'
-import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
 import { DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
-import type { GuildSettings, SettingsInput } from '../settings/settings.js'
-import { SettingsStore } from '../settings/settings-store.js'
+import { assertDisplayText, type GuildSettings, type SettingsInput } from '../settings/settings.js'
+import { SettingsCache, SettingsStore } from '../settings/settings-store.js'
+import { type CalendarRefusal, calendarRefusal, CalendarWrites } from './calendar-writes.js'
+import { type Season, SeasonEnds } from '../seasons/season-ends.js'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { withDeadline } from '../redis/deadline.js'
@@ -20,9 +21,14 @@ import {
   assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD
 } from '../validation.js'
 
-/** A write script's reply as a period attempt: { -2, now_ms } asks for another try. */
-function periodAttempt<T extends [number, ...Array<number | undefined>]> (reply: T): PeriodAttempt<T> {
-  return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
+/** daily-claim's reply: the calendar's refusals come behind a 0 ({ 0, code, value }). */
+function claimRefusal (reply: ReadonlyArray<number | undefined>): CalendarRefusal | null {
+  return reply[0] === CALENDAR_REFUSAL ? calendarRefusal(reply.slice(1)) : null
+}
+
+/** A bulk call's reply: the number of members set, or the calendar's refusal. */
+function bulkRefusal (reply: number | [number, number]): CalendarRefusal | null {
+  return typeof reply === 'number' ? null : calendarRefusal(reply)
 }
 
 /** How far ahead of the service's clock a daily claim may be dated. */
@@ -87,6 +93,12 @@ export interface BatchAwardResult extends AwardResult {
   leveledUp: boolean
   /** Set when the award was refused (it would pass the XP limit): nothing of it was applied. */
   refused?: 'xp_limit'
+  /**
+   * Set when the award's own opId was applied by an earlier call: this is that call's result
+   * (level-up included), and nothing was applied now. Announce a level-up only if that earlier
+   * answer never reached you (a timeout, say).
+   */
+  replayed?: true
 }
 
 /** Awards per awardMany call. */
@@ -166,7 +178,7 @@ class BulkColumns {
     return this.userIds.length
   }
 
-  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-4.lua). */
+  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-8.lua). */
   args (from: number, to: number): string[] {
     const n = to - from
     // Group 0: username and daily record given; 1: username only; 2: daily record only; 3: neither.
@@ -204,11 +216,16 @@ export class LeaderboardWriter {
   readonly keys: KeyBuilder
   /** The servers' settings in Redis. */
   readonly settings: SettingsStore
+  /** The servers' seasons: their ends, by hand or by schedule. */
+  readonly seasons: SeasonEnds
 
   readonly operationWindowMs: number
   readonly settleTimeoutMs: number
   /** Redis's clock as the write scripts last reported it, to name the current period boards. */
   readonly #clock: RedisClock
+  /** The settings (and current season) each write computes with, as of their epoch. */
+  readonly #settingsCache: SettingsCache
+  readonly #calendar: CalendarWrites
 
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder(), options: WriterOptions = {}) {
     defineCommands(redis)
@@ -216,6 +233,15 @@ export class LeaderboardWriter {
     this.keys = keys
     this.settings = new SettingsStore(redis, keys)
     this.#clock = options.clock ?? new RedisClock()
+    this.#settingsCache = new SettingsCache(this.settings)
+    this.seasons = new SeasonEnds(redis, keys, this.#settingsCache, this.#clock)
+    this.#calendar = new CalendarWrites({
+      redis,
+      keys,
+      settings: this.#settingsCache,
+      clock: this.#clock,
+      endDueSeason: async (guildId, settings, nowMs) => await this.seasons.endIfDue(guildId, settings, nowMs)
+    })
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
     this.settleTimeoutMs = assertInteger('settleTimeoutMs', options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS, 1, 3600 * 1000)
   }
@@ -250,24 +276,22 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
       await scripts.awardXp(this.redis, {
         ...k,
+        ...w.keys,
+        ...w.args,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, p.week.label),
-        month: this.keys.period(guildId, p.month.label),
+        season: k.seasonCurrent,
         member: boardMember(userId),
         award,
         username,
         maxXp: MAX_XP,
         opId: op.opId,
         opsTtlMs: op.ttlMs,
-        from: p.from,
-        until: p.until,
-        weekExpireAt: keepUntil(p.week),
-        monthExpireAt: keepUntil(p.month)
-      }))))
+        hundredths: w.settings.multiplierHundredths
+      }), calendarRefusal))
     if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
@@ -281,7 +305,7 @@ export class LeaderboardWriter {
    * with the same `opId` and the same awards, it is applied once. Every
    * award is checked before any is sent: one bad item (named by its index) and nothing is
    * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
-   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-9.lua),
+   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-15.lua),
    * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
@@ -318,32 +342,31 @@ export class LeaderboardWriter {
       const chunk = args.slice(4 * from, 4 * Math.min(awards.length, from + AWARD_BATCH))
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
-      chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
-        const reply = await scripts.awardBatch(this.redis, {
+      chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) =>
+        await scripts.awardBatch(this.redis, {
           ...k,
+          ...w.keys,
+          ...w.args,
           ops: op.current,
           opsPrev: op.previous,
-          week: this.keys.period(guildId, p.week.label),
-          month: this.keys.period(guildId, p.month.label),
+          season: k.seasonCurrent,
           maxXp: MAX_XP,
           opsTtlMs: op.ttlMs,
-          from: p.from,
-          until: p.until,
-          weekExpireAt: keepUntil(p.week),
-          monthExpireAt: keepUntil(p.month),
+          hundredths: w.settings.multiplierHundredths,
           callOpId: `${callId}:${from / AWARD_BATCH}`
-        }, chunk)
-        return reply[0] === OUTSIDE_PERIOD_WINDOW && reply.length === 2 ? { outsideAt: Number(reply[1]) } : { done: reply }
-      })))
+        }, chunk), calendarRefusal)))
     }
     const replies = (await Promise.all(chunks)).flat()
     const stored = await curve
     const levels = isCurve(stored) ? stored : DEFAULT_CURVE
     return userIds.map((userId, i) => {
       const [status, xp = 0, gained = 0] = [replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]]
-      if (status !== AwardStatus.awarded) return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const }
+      const replayed = status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {}
+      if (status !== AwardStatus.awarded && status !== AwardStatus.replayedAwarded) {
+        return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const, ...replayed }
+      }
       const level = levelForXp(levels, xp)
-      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained) }
+      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained), ...replayed }
     })
   }
 
@@ -354,9 +377,10 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
-    }))
+    const [, previous] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
+    }), calendarRefusal))
+    return previous
   }
 
   /** Records a member's display name. Returns false (and stores nothing) for a non-member. */
@@ -365,6 +389,9 @@ export class LeaderboardWriter {
     const username = assertUsername(ref.username)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    // After the writes called before it, which may wait for the server's settings.
+    const settings = this.#calendar.settingsOf(guildId)
+    if (settings instanceof Promise) await settings
     return await this.#settle('setUsername', op.opId, async () => await scripts.setUsername(this.redis, {
       ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs
     })) === MemberWriteStatus.done
@@ -375,21 +402,18 @@ export class LeaderboardWriter {
     const { guildId, userId } = this.#ref(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [removed] = await this.#settle('removeMember', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [removed] = await this.#settle('removeMember', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
       await scripts.removeMember(this.redis, {
         ...k,
+        ...w.keys,
+        ...w.args,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, p.week.label),
-        lastWeek: this.keys.period(guildId, p.lastWeek.label),
-        month: this.keys.period(guildId, p.month.label),
-        lastMonth: this.keys.period(guildId, p.lastMonth.label),
+        season: k.seasonCurrent,
         member: boardMember(userId),
         opId: op.opId,
-        opsTtlMs: op.ttlMs,
-        from: p.from,
-        until: p.until
-      }))))
+        opsTtlMs: op.ttlMs
+      }), calendarRefusal))
     return removed === MemberWriteStatus.done
   }
 
@@ -408,9 +432,9 @@ export class LeaderboardWriter {
     }
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await scripts.dailyClaim(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
-    }))
+    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.dailyClaim(this.redis, {
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
+    }), claimRefusal))
     const when = new Date(value).toISOString()
     switch (status) {
       case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
@@ -429,7 +453,26 @@ export class LeaderboardWriter {
    */
   async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
-    return await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
+    const changed = await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
+    // A new schedule or time zone may bring the season's end or the day's nearer: the ticker looks again now.
+    await this.#settle('configureGuild', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
+    return changed
+  }
+
+  /**
+   * Ends the server's current season now, whatever its schedule, and starts the next (named
+   * `name`, "Season N" by default). The ended season's board is kept as it stands, read-only, for
+   * `season_retention` seasons. Returns the new season.
+   */
+  async endSeason (guildId: string, options: { name?: string } = {}): Promise<Season> {
+    assertSnowflake('guild_id', guildId)
+    const name = options.name === undefined ? undefined : assertDisplayText('name', options.name)
+    // The season current now is the one to end: a resend after a lost answer, or a second call
+    // racing this one, finds it ended and answers the season after it.
+    const { id } = (await this.#settle('endSeason', undefined, async () => await this.#settingsCache.refresh(guildId))).currentSeason
+    const season = await this.#settle('endSeason', undefined, async () => await this.seasons.endNow(guildId, id, name))
+    await this.#settle('endSeason', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
+    return season
   }
 
   /**
@@ -504,9 +547,13 @@ export class LeaderboardWriter {
         for (;;) {
           const args = stopped ? undefined : take()
           if (args === undefined) return
-          const [[err, set] = [null, 0]] = await this.redis.pipeline()
-            .bulkSetMembers(k.board, k.members, k.stats, k.version, ...args).exec() ?? []
-          if (err !== null) throw err
+          const [whole = '0', named = '0', dated = '0', bare = '0', ...members] = args
+          const set = await this.#calendar.run(guildId, async (w) => {
+            const [[err, reply] = [null, 0]] = await this.redis.pipeline()
+              .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare }), ...members).exec() ?? []
+            if (err !== null) throw err
+            return reply as number | [number, number]
+          }, bulkRefusal)
           // Not `done += await …`: that reads `done` before the await, and the workers overwrite each other.
           done += set as number
           onProgress?.(done)

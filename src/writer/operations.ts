@@ -9,7 +9,9 @@ import type { KeyBuilder } from '../redis/keys.js'
 
 /** Default bucket: an operation id is remembered for 5 to 10 minutes. */
 export const DEFAULT_OPERATION_WINDOW_MS = 5 * 60 * 1000
-const OPERATION_ID = /^[A-Za-z0-9._:-]{1,64}$/
+/** An operation id: the writer's `opId`, the write API's `op_id`. */
+export const OPERATION_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$'
+const OPERATION_ID = new RegExp(OPERATION_ID_PATTERN)
 
 export interface OperationKeys {
   current: string

@@ -9,6 +9,8 @@ import memberRoutes from './members.js'
 import settingsRoutes from './settings.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
+import webhookRoutes from './webhooks.js'
+import seasonRoutes from './seasons.js'
 
 export default async function admin (fastify: FastifyInstance) {
   await fastify.register(idempotencyPlugin)
@@ -16,4 +18,6 @@ export default async function admin (fastify: FastifyInstance) {
   await fastify.register(settingsRoutes)
   await fastify.register(keyRoutes)
   await fastify.register(transferRoutes)
+  await fastify.register(webhookRoutes)
+  await fastify.register(seasonRoutes)
 }

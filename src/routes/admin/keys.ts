@@ -77,7 +77,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       operationId: 'changeKey',
       tags: ['keys'],
-      summary: "Change a key's plan, name or expiry (applied everywhere within 5 s)",
+      summary: "Change a key's plan, name, expiry or servers (applied everywhere within 5 s; a new list needs a token that has every server of the old and the new)",
       params: KeyParams,
       headers: WriteRequestHeaders,
       body: KeyChangeBody,
@@ -86,9 +86,10 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: keyById
   }, async (request) => {
     await managed(request, request.params.id)
-    const { plan, name, expires_at: expiresAt } = request.body
+    const { plan, name, expires_at: expiresAt, servers } = request.body
+    if (servers !== undefined && !covers(request, servers)) throw new NotPermittedError('this token does not cover every server of the new list')
     return record(await apiKeys.update(request.params.id, {
-      plan, name, expiresAt: expiresAt === undefined || expiresAt === null ? expiresAt : new Date(expiresAt)
+      plan, name, servers, expiresAt: expiresAt === undefined || expiresAt === null ? expiresAt : new Date(expiresAt)
     }))
   })
 

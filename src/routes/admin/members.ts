@@ -36,7 +36,13 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     })), { opId: opIdFor(request, 0) })
     return {
       results: results.map((r) => ({
-        user_id: r.userId, xp: r.xp, gained: r.gained, level: r.level, leveled_up: r.leveledUp, ...(r.refused === undefined ? {} : { refused: r.refused })
+        user_id: r.userId,
+        xp: r.xp,
+        gained: r.gained,
+        level: r.level,
+        leveled_up: r.leveledUp,
+        ...(r.refused === undefined ? {} : { refused: r.refused }),
+        ...(r.replayed === undefined ? {} : { replayed: r.replayed })
       }))
     }
   })

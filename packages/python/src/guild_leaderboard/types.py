@@ -47,6 +47,9 @@ class AwardResult(_AwardResultRequired, total=False):
 
     #: ``"xp_limit"`` when the award would have lifted the member past 10**12 XP: not applied.
     refused: str
+    #: ``True`` when the award's ``op_id`` was applied by an earlier request: this is that request's
+    #: result (level-up included) and nothing was applied now; announce nothing from it again.
+    replayed: bool
     #: Rules on write: whether the award was applied, and if not, why (``"cooldown"``, ``"daily_cap"``).
     applied: bool
     reason: str

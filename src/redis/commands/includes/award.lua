@@ -1,23 +1,27 @@
 -- One XP award, shared by award-xp (one award) and award-batch (many), for an operation not
 -- applied before (the caller checks with replay first, and remembers the reply): the award
--- applied (board, name, period boards) with its change to the aggregates added to `deltas`,
--- which the caller applies (once per call: a batch moves the stats hash with a handful of
--- HINCRBYs, not a handful per award).
+-- applied (board, name, period boards, the season's board, the day's) with its change to the
+-- aggregates added to `deltas`, which the caller applies (once per call: a batch moves the stats
+-- hash with a handful of HINCRBYs, not a handful per award).
 --- @include "aggregates"
 --- @include "records"
 --- @include "operations"
 --- @include "periods"
+--- @include "events"
+--- @include "calendar-counting"
 
 -- Statuses, as src/redis/script-status.ts names them.
 local AWARDED, OVER_XP_LIMIT = 1, -1
 
--- k: { board, members, week, month }; a: { member, award, username ('' keeps it) };
--- s: { hundredths, max_xp, week_expire_at, month_expire_at }.
+-- k: { board, members, settings, week, month, season }; a: { member, award, username ('' keeps it) };
+-- s: { hundredths, max_xp, week_expire_at, month_expire_at, events (includes/events.lua's context, or nil),
+--      day (calendar-counting's day keys) }.
 -- Returns the reply { status, xp, gained } and whether anything changed.
 local function award_one (k, a, s, deltas)
   local product = tonumber(a.award) * s.hundredths -- exact: both are integers well below 2^53
   local gained = (product - product % 100) / 100
-  local old_xp = tonumber(redis.call('ZSCORE', k.board, a.member) or '0')
+  local score = redis.call('ZSCORE', k.board, a.member)
+  local old_xp = tonumber(score or '0')
   local new_xp = old_xp + gained
   if new_xp > s.max_xp then
     return { OVER_XP_LIMIT, old_xp, gained }, false
@@ -29,10 +33,8 @@ local function award_one (k, a, s, deltas)
     count_in_period(k.week, a.member, gained, s.week_expire_at)
     count_in_period(k.month, a.member, gained, s.month_expire_at)
   end
+  count_in_season(k.season, a.member, gained)
+  touch_day(s.day, a.member, gained, score)
+  member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, nil)
   return { AWARDED, new_xp, gained }, true
-end
-
--- The server's multiplier, in hundredths.
-local function multiplier_hundredths (settings_key)
-  return tonumber(redis.call('HGET', settings_key, 'multiplier_hundredths') or '100')
 end
