@@ -174,3 +174,41 @@ t.test('the service\'s memory for stalled streams: each holds two events at most
     `(resident memory ${(before.rss / MB).toFixed(0)}, ${(reading.rss / MB).toFixed(0)}, ${(stalledMemory.rss / MB).toFixed(0)} MB)`)
   for (const s of stalled) s.close()
 })
+
+t.test('a stats stream whose client does not read while the server\'s events come (which cannot be coalesced) ends once it would hold more than 16 KiB of them; a client that reads gets every one', async (t) => {
+  const f = await buildTestApp(t, server.url)
+  const guild = '1950000000000000002'
+  const { key } = await f.apiKeys.create({ guildId: guild, plan: 'professional' })
+  await f.writer.awardXp({ guildId: guild, userId: '1', xp: 1 })
+  const socketPath = join(dir, 'typed.sock')
+  await f.app.listen({ path: socketPath })
+  const open = async (): Promise<SseReader> =>
+    await SseReader.open(t, 'http://localhost', `/api/v1/servers/${guild}/stats/stream`, { 'x-api-key': key }, socketPath)
+  const reading = await open()
+  const stalled = await open()
+  await reading.event(0)
+  await stalled.event(0)
+  const levelUps = (reader: SseReader): number => reader.events.filter((e) => e.event === 'member.leveled_up').length
+  // The streams listen from their first tick on: a level-up reaching both says they do.
+  let next = 2
+  while (levelUps(stalled) === 0) {
+    await f.writer.awardXp({ guildId: guild, userId: String(next++), xp: 5000 })
+    await stalled.until(() => levelUps(stalled) > 0, 'a level-up', 1500).catch(() => {})
+  }
+  await reading.until(() => levelUps(reading) >= next - 2, 'the first level-ups')
+  stalled.pause()
+  const base = levelUps(reading)
+  // Some 550 bytes each: 3,000 are more than the socket's buffers (some 500 KB, the first test's
+  // probe) and 16 KiB together.
+  const awarded = 3000
+  for (let i = 0; i < awarded; i += 250) {
+    await f.writer.awardMany(guild, Array.from({ length: 250 }, (_, j) => ({ userId: String(100_000 + i + j), xp: 5000, username: '€'.repeat(100) })))
+  }
+  await reading.until(() => levelUps(reading) >= base + awarded, 'every level-up', 60_000)
+  t.equal(levelUps(reading), base + awarded, 'the reading client got every level-up')
+  t.notOk(reading.ended, 'its stream is open')
+  stalled.resume()
+  await stalled.until(() => stalled.ended, 'the stalled stream\'s end', 30_000)
+  const got = levelUps(stalled)
+  t.ok(got < base + awarded, `the stalled client, reading again, got ${got} of ${base + awarded} level-ups, then the stream's end`)
+})
