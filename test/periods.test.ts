@@ -182,7 +182,7 @@ t.test("Redis's clock decides the period, not the writer's: a writer whose clock
     clock.observe(Date.now() + skew)
     const skewed = new LeaderboardWriter(redis, keys, { clock })
     xp += 5
-    t.same(await skewed.awardXp({ guildId, userId: '7', xp: 5 }), { gained: 5, xp })
+    t.match(await skewed.awardXp({ guildId, userId: '7', xp: 5 }), { gained: 5, xp })
     t.ok(Math.abs(clock.now() - Date.now()) < 60_000, `skew ${skew / DAY} days: the writer learned Redis's clock from the script`)
   }
   t.same(await periodBoard(period(p.week.label)), { 7: 15 })
@@ -208,12 +208,11 @@ t.test('the award script refuses a window that does not hold Redis time, changin
     day: keys.day(guildId, day),
     dayStart: keys.dayStart(guildId, day),
     epoch: 0,
-    hundredths: 100,
     seasonEndsAt: '',
     dayLabel: day,
     dayExpireAt: p.until + DAY,
     member: boardMember('9'),
-    award: 10,
+    gain: 10,
     username: '',
     maxXp: 1e12,
     opId: op,
@@ -230,7 +229,7 @@ t.test('the award script refuses a window that does not hold Redis time, changin
   t.ok(Math.abs(Number(late[1]) - now) < 5000, "with Redis's time")
   t.equal((await award(now - 120_000, now - 60_000, 'b'))[0], -2, 'a window past')
   t.same(await dataSnapshot(raw, `${keys.prefix}:*`), before, 'nothing changed')
-  t.same(await award(now - 60_000, now + 60_000, 'a'), [1, 10, 10], 'the same operation, in a window holding now, is applied (the refusal was not remembered)')
+  t.same(await award(now - 60_000, now + 60_000, 'a'), [1, 10, 10, '', ''], 'the same operation, in a window holding now, is applied (the refusal was not remembered)')
   t.same(await periodBoard(period(p.week.label)), { 9: 10 })
 })
 

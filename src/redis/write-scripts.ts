@@ -9,14 +9,14 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist'],
-    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
-      'epoch', 'hundredths', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns'],
+    argv: ['member', 'gain', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
+      'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
-  // Then 4 values per award (board member, award, username, its own operation id or ''): awardBatch's `awards`.
+  // Then 4 values per award (board member, gain, username, its own operation id or ''): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist'],
-    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'hundredths', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns'],
+    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
     keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'day', 'dayStart', 'hist'],
@@ -134,16 +134,25 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<[number, number, number?]> {
+/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-16.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
+export type AwardReply = [number, number, number, string?, string?]
+
+export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 4 values each (see award-batch-15.lua). */
-export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
+/** The awards follow the named arguments: 4 values each (see award-batch-16.lua). */
+export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<Array<number | string>> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
-export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<[number, number]> {
+/**
+ * 1, the previous XP, roles to add and to remove, the level after (see set-xp-12.lua; a reply
+ * remembered before roles were given holds the previous XP alone after the 1); or a calendar refusal.
+ */
+export type SetXpReply = [number, number, string?, string?, number?]
+
+export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<SetXpReply> {
   return await redis.setXp(...scriptArgs('setXp', input))
 }
 

@@ -18,7 +18,7 @@ export const MemberRecord = named('MemberRecord', Type.Object({
   monthly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current UTC calendar month' }),
   level_progress: Type.Object({
     xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
-    required: Type.Integer({ minimum: 1, description: 'XP the current level takes to complete (from level to level + 1)' })
+    required: Type.Integer({ minimum: 0, description: "XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next" })
   })
 }, { description: "A member's record" }))
 

@@ -6,6 +6,6 @@ export const GuildStats = named('GuildStats', Type.Object({
   total_members: Type.Integer({ minimum: 0, description: 'Members with XP > 0' }),
   total_xp: Type.Integer({ minimum: 0 }),
   average_level: Type.Integer({ minimum: 0, description: 'Mean level of members with XP > 0, rounded half up' }),
-  xp_curve: Type.Enum([...CURVES], { type: 'string', description: 'How XP maps to levels (see docs/api.md, "Levels and curves")' }),
+  xp_curve: Type.Enum([...CURVES, 'custom'], { type: 'string', description: 'How XP maps to levels (see docs/api.md, "Levels and curves"): a built-in curve, or `custom`, the server\'s own' }),
   xp_multiplier: Type.Number({ minimum: 0.01, maximum: 100 })
 }, { description: "The server's aggregates and curve settings" }))

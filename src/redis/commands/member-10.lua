@@ -26,9 +26,11 @@
   clock is outside the window, so the caller reads again with the periods of now_ms; the season
   is -1, or xp false, and nothing follows, when the season is not kept or the user is not on its
   board.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "periods"
 --- @include "board-reads"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local now, current = period_clock(ARGV[2], ARGV[3])
@@ -47,7 +49,7 @@ return {
   xp,
   redis.call('ZREVRANK', ranked, ARGV[1]),
   record,
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   redis.call('ZSCORE', KEYS[5], ARGV[1]),
   redis.call('ZSCORE', KEYS[6], ARGV[1]),
   season == 0 and xp or redis.call('ZSCORE', KEYS[1], ARGV[1]),
