@@ -19,6 +19,8 @@ RUN npm run build
 FROM node:24-bookworm-slim AS runtime
 # HOST=0.0.0.0: the server's default (127.0.0.1) would be unreachable from outside the container.
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+# V8's young generation as `npm start` sizes it (docs/operating.md, "Memory"); compose's command inherits it.
+ENV NODE_OPTIONS=--max-semi-space-size=8
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/client/package.json ./packages/client/

@@ -1,15 +1,18 @@
 // `npm run bench` (its live-updates part; alone: `npm run bench:streams`): one instance of the
-// built service holding many open leaderboard streams (default 10,000: one API key per 5 streams,
-// 10 servers), against its own redis-server (AOF on, as deployed).
+// built service, run as `npm start` runs it (its V8 options too), holding many open leaderboard
+// streams (default 10,000: one API key per 5 streams, 10 servers), against its own redis-server
+// (AOF on, as deployed).
 //
-//   npm run bench:streams -- [--streams N] [--servers S] [--rounds R]
+//   npm run bench:streams -- [--streams N] [--servers S] [--rounds R] [--stalled A]
 //
 // It reports the service's resident memory with every stream open, the time from an award to the
 // event's arrival at each client of the server awarded (p50/p99/max over every client and round:
 // each round of 4 s awards XP on every server at once, at a random point of the watcher's
 // second), and Redis CPU per change (INFO cpu, main thread, before and after R rounds, over R × S
 // changes) with the same rounds run first with one stream per server and then with all of them:
-// the watcher's Redis work should not grow with streams.
+// the watcher's Redis work should not grow with streams. With --stalled A, then A more streams of
+// 100-member pages whose clients never read (an attacker's) while every server's page changes
+// four times a second for 60 s: the service's resident memory every 10 s, which must not grow.
 // The clients are raw node:http requests in this process (one socket each), so the process needs
 // a file-descriptor limit above the stream count (`ulimit -n`).
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -26,18 +29,23 @@ import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
-import { type Cleanups, runBenchmark } from './run-benchmark.js'
+import { type Cleanups, runBenchmark, serviceArgv } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
     streams: { type: 'string', default: '10000' },
     servers: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '10' }
+    rounds: { type: 'string', default: '10' },
+    stalled: { type: 'string', default: '0' }
   }
 })
 const STREAMS = Number(args.streams)
 const SERVERS = Number(args.servers)
 const ROUNDS = Number(args.rounds)
+const STALLED = Number(args.stalled)
+/** How long the stalled streams' pages change, and how often the service's memory is read meanwhile. */
+const STALLED_MS = 60_000
+const STALLED_SAMPLE_MS = 10_000
 const STREAMS_PER_KEY = 5
 const MEMBERS = 200
 const OPEN_CONCURRENCY = 200
@@ -70,8 +78,8 @@ class Client {
     this.guild = guild
   }
 
-  /** Opens the stream; resolves with the status (200, or the refusal's, to retry). */
-  async open (base: string, path: string, key: string): Promise<number> {
+  /** Opens the stream; resolves with the status (200, or the refusal's, to retry). `stalled`: never reads it. */
+  async open (base: string, path: string, key: string, stalled = false): Promise<number> {
     return await new Promise((resolve, reject) => {
       const req = httpRequest(`${base}${path}`, { headers: { 'x-api-key': key, accept: 'text/event-stream' }, agent: false }, (response) => {
         if (response.statusCode !== 200) {
@@ -80,6 +88,11 @@ class Client {
           return
         }
         this.#response = response
+        if (stalled) {
+          response.pause()
+          resolve(200)
+          return
+        }
         response.setEncoding('utf8')
         response.on('data', (chunk: string) => {
           const text = this.#tail + chunk
@@ -128,13 +141,15 @@ async function main (cleanups: Cleanups): Promise<void> {
   for (let g = 0; g < SERVERS; g++) await seedGuild(writer, { guildId: guildOf(g), members: MEMBERS, seed: `bench-${g}` })
   const keyCount = Math.ceil(STREAMS / STREAMS_PER_KEY)
   const streamKeys: string[] = []
-  for (let i = 0; i < keyCount; i++) {
+  // The first stream of each server has a key of its own (key g), however few the streams; the stalled streams' keys come after.
+  const firstStalledKey = Math.max(keyCount, SERVERS)
+  for (let i = 0; i < firstStalledKey + Math.ceil(STALLED / STREAMS_PER_KEY); i++) {
     streamKeys.push((await apiKeys.create({ guildId: guildOf(i % SERVERS), plan: 'professional', name: `stream-bench-${i}` })).key)
   }
 
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  const service: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
+  const service: ChildProcess = spawn(process.execPath, serviceArgv(), {
     env: { ...process.env, REDIS_URL: redisServer.url, REDIS_PREFIX: 'bench', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' },
     stdio: ['ignore', 'ignore', 'inherit']
   })
@@ -159,11 +174,11 @@ async function main (cleanups: Cleanups): Promise<void> {
   const path = (g: number): string => `/api/v1/servers/${guildOf(g)}/leaderboard/stream?limit=10`
   let refusals = 0
   /** Opens stream `i` (key i / 5, server key % servers), retrying a 503 (shed while opening fast). */
-  async function openStream (i: number): Promise<void> {
+  async function openStream (i: number, stalled = false): Promise<void> {
     const keyIndex = Math.floor(i / STREAMS_PER_KEY)
     const client = new Client(keyIndex % SERVERS)
     for (;;) {
-      const status = await client.open(base, path(client.guild), streamKeys[keyIndex] ?? '')
+      const status = await client.open(base, stalled ? path(client.guild).replace('limit=10', 'limit=100') : path(client.guild), streamKeys[keyIndex] ?? '', stalled)
       if (status === 200) break
       refusals++
       if (status !== 503) throw new Error(`stream ${i}: ${status}`)
@@ -204,7 +219,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const started = performance.now()
   const rest = Array.from({ length: STREAMS }, (_, i) => i).filter((i) => i % STREAMS_PER_KEY !== 0 || Math.floor(i / STREAMS_PER_KEY) >= SERVERS)
   for (let next = 0; next < rest.length; next += OPEN_CONCURRENCY) {
-    await Promise.all(rest.slice(next, next + OPEN_CONCURRENCY).map(openStream))
+    await Promise.all(rest.slice(next, next + OPEN_CONCURRENCY).map(async (i) => { await openStream(i) }))
   }
   const openSeconds = (performance.now() - started) / 1000
   await waitUntil(() => clients.every((c) => c.events >= 1), 30_000)
@@ -223,6 +238,36 @@ async function main (cleanups: Cleanups): Promise<void> {
   console.log('                       p50        p99        max      per change')
   console.log(row(`${SERVERS}`, few))
   console.log(row(`${clients.length}`, many))
+  if (STALLED > 0) await stalledStreams()
+
+  /**
+   * An attacker's streams: STALLED more (100-member pages), whose clients never read, while every
+   * server's page changes for STALLED_MS; the service's resident memory every STALLED_SAMPLE_MS.
+   */
+  async function stalledStreams (): Promise<void> {
+    const first = firstStalledKey * STREAMS_PER_KEY
+    const ids = Array.from({ length: STALLED }, (_, i) => first + i)
+    for (let next = 0; next < ids.length; next += OPEN_CONCURRENCY) {
+      await Promise.all(ids.slice(next, next + OPEN_CONCURRENCY).map(async (i) => { await openStream(i, true) }))
+    }
+    const samples = [rssMb(pid)]
+    const started = performance.now()
+    let awards = 0
+    let nextSample = started + STALLED_SAMPLE_MS
+    while (performance.now() - started < STALLED_MS) {
+      await Promise.all(Array.from({ length: SERVERS }, async (_, g) => {
+        await writer.awardXp({ guildId: guildOf(g), userId: String(1 + (awards % MEMBERS)), xp: 7 })
+      }))
+      awards++
+      await sleep(250)
+      if (performance.now() >= nextSample) {
+        samples.push(rssMb(pid))
+        nextSample += STALLED_SAMPLE_MS
+      }
+    }
+    console.log(`${fmt(STALLED)} streams of 100-member pages never read, ${fmt(awards * SERVERS)} awards over ${STALLED_MS / 1000} s: ` +
+      `service RSS ${samples.map((mb) => fmt(mb)).join(', ')} MB (every ${STALLED_SAMPLE_MS / 1000} s)`)
+  }
 }
 
 await runBenchmark(main)

@@ -11,6 +11,14 @@ import { createRedis, type RedisClient } from '../src/redis/client.js'
 
 export type Cleanups = Array<() => Promise<void>>
 
+/** Node's arguments for the built service as `npm start` runs it (its V8 options, then dist/server.js). */
+export function serviceArgv (): string[] {
+  const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  const [node, ...argv] = scripts.start.split(/\s+/)
+  if (node !== 'node' || argv.at(-1) !== 'dist/server.js') throw new Error(`npm start is not "node [options] dist/server.js": ${scripts.start}`)
+  return argv
+}
+
 export async function runBenchmark (main: (cleanups: Cleanups) => Promise<void>): Promise<void> {
   const cleanups: Cleanups = []
   const cleanUp = async (): Promise<void> => {

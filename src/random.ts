@@ -49,8 +49,13 @@ export class Random {
     return this.next() < p
   }
 
+  /** Uniform integer in [0, length): a place in a collection of that length. */
+  index (length: number): number {
+    return Math.floor(this.next() * length)
+  }
+
   pick<T> (items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)] as T
+    return items[this.index(items.length)] as T
   }
 
   /** Standard normal, by Box-Muller (the second value of each pair is kept for the next call). */

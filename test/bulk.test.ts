@@ -1,4 +1,5 @@
-// The bulk write path (LeaderboardWriter.bulkSetMembers, used by seed and imports) against a real
+// The bulk write path (LeaderboardWriter.bulkSetMembers, used by imports, and bulkSetMembersFrom,
+// which seeding streams its crowd through) against a real
 // redis-server and a 3-master cluster: what it leaves on the board and in the member records, and
 // aggregates equal to a full recount for new members, overwrites, repeats, reruns and concurrent
 // single writes; bad input refused before anything is written.
@@ -7,9 +8,9 @@ import { Redis } from 'ioredis'
 import { RedisCluster, redisFixture } from './helpers/redis-server.js'
 import { snapshot } from './helpers/redis-snapshot.js'
 import { Random } from '../src/random.js'
-import { boardOf, malformedRecords, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
+import { type BaseRecord, boardOf, malformedRecords, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
-import { BULK_BATCH, type BulkMember, LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { BULK_BATCH, BULK_IN_FLIGHT, type BulkMember, LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CURVES, MAX_XP, xpForLevel } from '../src/levels/curves.js'
 import { DailyClaimRefusedError, InvalidParameterError, XpLimitError } from '../src/errors.js'
 
@@ -51,6 +52,15 @@ function expectedRecord (m: BulkMember, prior = { streak: 0, lastClaim: null as 
   }
 }
 
+/** The ids of `members` whose stored record is not `expected(m)`. */
+function unexpectedRecords (records: Map<string, BaseRecord>, members: BulkMember[], expected: (m: BulkMember) => ReturnType<typeof expectedRecord>): string[] {
+  return members.filter((m) => {
+    const want = expected(m)
+    const got = records.get(m.userId) ?? { streak: 0, lastClaim: null, username: null }
+    return got.streak !== want.streak || got.lastClaim !== want.lastClaim || got.username !== want.username
+  }).map((m) => m.userId)
+}
+
 async function checkExact (t: Test, client: RedisClient, guildId: string, what: string): Promise<void> {
   const k = keys.guild(guildId)
   const board = await boardOf(client, k)
@@ -72,15 +82,71 @@ t.test('new members: each on the board with its XP, username and daily record as
   const board = await boardOf(redis, k)
   const records = await recordsOf(redis, k)
   t.same(board, new Map(members.map((m) => [m.userId, m.xp])), 'the board holds every member with its XP, 0 XP included')
-  const wrong = members.filter((m) => {
-    const want = expectedRecord(m)
-    const got = records.get(m.userId) ?? { streak: 0, lastClaim: null, username: null }
-    return got.streak !== want.streak || got.lastClaim !== want.lastClaim || got.username !== want.username
-  }).map((m) => m.userId)
-  t.same(wrong, [], 'every record holds the username and daily record given, and nothing else')
+  t.same(unexpectedRecords(records, members, (m) => expectedRecord(m)), [], 'every record holds the username and daily record given, and nothing else')
   t.equal(records.size, members.filter((m) => m.username !== undefined || m.daily !== undefined).length, 'a member given neither has no record')
   await checkExact(t, redis, g, 'new members')
   t.ok(THRESHOLD_XPS.length > 60, `${THRESHOLD_XPS.length} XP values at level thresholds among them`)
+})
+
+/** `members` as a generator that counts how many were taken from it, and whether it was closed. */
+function counted (members: BulkMember[]): { source: Generator<BulkMember>, taken: () => number, closed: () => boolean } {
+  let taken = 0
+  let closed = false
+  function * source (): Generator<BulkMember> {
+    try {
+      for (const m of members) {
+        taken++
+        yield m
+      }
+    } finally {
+      closed = true
+    }
+  }
+  return { source: source(), taken: () => taken, closed: () => closed }
+}
+
+t.test('from an iterable (bulkSetMembersFrom): every member as given, in order, aggregates exact; the source is read no more than the batches in flight ahead of Redis', async (t) => {
+  const g = newGuild()
+  const members = crowd(new Random(21), 8 * BULK_BATCH + 123)
+  // A member given again, batches later: set again, its last XP and username count.
+  const first = members[7] as BulkMember
+  const again: BulkMember = { userId: first.userId, xp: 4242, username: 'again' }
+  const { source, taken } = counted([...members, again])
+  let ahead = 0
+  const progress: number[] = []
+  const set = await writer.bulkSetMembersFrom(g, source, (done) => {
+    progress.push(done)
+    ahead = Math.max(ahead, taken() - done)
+  })
+  t.equal(set, members.length + 1, 'returns the members set, the one given twice counted twice')
+  t.equal(progress.at(-1), set, 'progress ends at the count')
+  t.ok(ahead <= BULK_IN_FLIGHT * BULK_BATCH, `taken from the source ahead of Redis's answers: ${ahead} members at most (${BULK_IN_FLIGHT} batches of ${BULK_BATCH})`)
+
+  const k = keys.guild(g)
+  const want = new Map(members.map((m) => [m.userId, m]))
+  want.set(again.userId, again)
+  t.same(await boardOf(redis, k), new Map([...want].map(([id, m]) => [id, m.xp])), 'the board holds every member with its XP, the last given for the repeated one')
+  const records = await recordsOf(redis, k)
+  t.same(unexpectedRecords(records, [...want.values()], (m) => m === again ? expectedRecord(again, expectedRecord(first)) : expectedRecord(m)), [],
+    'every record holds the username and daily record given')
+  await checkExact(t, redis, g, 'streamed')
+})
+
+t.test('from an iterable: a bad member rejects the call once the batches before it are written (and no more), and the source is closed', async (t) => {
+  const g = newGuild()
+  const good = crowd(new Random(22), 6 * BULK_BATCH, 10n ** 14n)
+  const badAt = 3 * BULK_BATCH + 17 // in the fourth batch
+  const { source, taken, closed } = counted([...good.slice(0, badAt), { userId: '0123', xp: 1 }, ...good.slice(badAt)])
+  await t.rejects(writer.bulkSetMembersFrom(g, source), InvalidParameterError)
+  // Read at once: when the call rejects, no batch of it is still on its way.
+  t.same(await boardOf(redis, keys.guild(g)), new Map(good.slice(0, 3 * BULK_BATCH).map((m) => [m.userId, m.xp])), 'the three batches before the bad member, and nothing of its own')
+  t.ok(closed(), 'the source was closed')
+  t.equal(taken(), badAt + 1, 'and read no further than the bad member')
+  await checkExact(t, redis, g, 'stopped')
+
+  await t.rejects(writer.bulkSetMembersFrom(g, 5 as unknown as BulkMember[]), InvalidParameterError, 'not iterable')
+  await t.rejects(writer.bulkSetMembersFrom('0123', []), InvalidParameterError, 'a bad guild id')
+  t.equal(await writer.bulkSetMembersFrom(g, []), 0, 'no members: nothing to do')
 })
 
 t.test('overwrites: XP set outright (up, down, to and from 0), records merged, aggregates exact under every curve', async (t) => {
@@ -106,12 +172,7 @@ t.test('overwrites: XP set outright (up, down, to and from 0), records merged, a
   const k = keys.guild(g)
   t.same(await boardOf(redis, k), new Map(after.map((m) => [m.userId, m.xp])), 'every member holds the XP given, not multiplied')
   const records = await recordsOf(redis, k)
-  const wrong = after.filter((m) => {
-    const want = expectedRecord(m, storedBefore.get(m.userId))
-    const got = records.get(m.userId) ?? { streak: 0, lastClaim: null, username: null }
-    return got.streak !== want.streak || got.lastClaim !== want.lastClaim || got.username !== want.username
-  }).map((m) => m.userId)
-  t.same(wrong, [], 'what was given replaced what was stored; what was not given was kept')
+  t.same(unexpectedRecords(records, after, (m) => expectedRecord(m, storedBefore.get(m.userId))), [], 'what was given replaced what was stored; what was not given was kept')
   await checkExact(t, redis, g, 'overwrites')
 })
 

@@ -277,6 +277,14 @@ t.test('Dockerfile: a small runtime stage that runs as a user and checks its own
     'ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000')
 })
 
+t.test('the image runs the server with the V8 options `npm start` gives it (NODE_OPTIONS, which compose\'s command inherits)', async (t) => {
+  const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start
+  const options = /^node ((?:--\S+ )*)dist\/server\.js$/.exec(start)?.[1]?.trim()
+  t.ok(options !== undefined && options !== '', `npm start: node, V8 options, dist/server.js (${start})`)
+  const env = Object.fromEntries(runtimeArgs('ENV').flatMap((a) => [...a.matchAll(/(?:^|\s)(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])))
+  t.equal(env.NODE_OPTIONS, options)
+})
+
 t.test('.dockerignore keeps local state out of the build context', async (t) => {
   const ignored = read('.dockerignore').split(/\r?\n/).map((line) => line.trim().replace(/^\/|\/$/g, ''))
   for (const entry of ['node_modules', 'dist', '.data', '.git', '.tap', 'coverage']) {
@@ -309,8 +317,8 @@ function checkReadsEnv (t: Test, names: string[], sources: string | undefined, w
 
 t.test('every variable the container setup sets is one the code reads', async (t) => {
   const serverSources = sourcesOf(['src/config.ts'])
-  const dockerEnv = runtimeArgs('ENV').flatMap((a) => [...a.matchAll(/(\w+)=/g)].map((m) => m[1] ?? ''))
-    .filter((name) => name !== 'NODE_ENV') // read by Node and libraries, not by our config
+  const dockerEnv = runtimeArgs('ENV').flatMap((a) => [...a.matchAll(/(?:^|\s)(\w+)=/g)].map((m) => m[1] ?? ''))
+    .filter((name) => name !== 'NODE_ENV' && name !== 'NODE_OPTIONS') // read by Node and libraries, not by our config
   const setInCommand = (service: Service): string[] => redisUrlFromCommand(service).url === undefined ? [] : ['REDIS_URL']
   checkReadsEnv(t, dockerEnv, serverSources, 'the server (Dockerfile ENV)')
   checkReadsEnv(t, [...Object.keys(envOf(api)), ...setInCommand(api)], serverSources, 'the server (compose api)')

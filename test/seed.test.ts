@@ -11,6 +11,7 @@ import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { type BaseRecord, baseRecord } from './helpers/guild-state.js'
 import { dailyRecord } from '../src/seed/daily-claims.js'
 import { planMembers } from '../src/seed/plan-members.js'
+import { idDouble, spellSnowflake } from '../src/seed/snowflakes.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -170,6 +171,27 @@ t.test('a crowd larger than one write call (25,000) is written whole: every memb
   t.equal(Number(stats.members_with_xp), xps.filter((x) => x > 0).length)
   for (const curve of CURVES) t.equal(Number(stats[`level_sum:${curve}`]), xps.reduce((a, x) => a + levelForXp(curve, x), 0), `level_sum:${curve}`)
   t.same(new Set((await board('904')).map((m) => m.userId)), new Set(planMembers({ members: big, seed: 'big', now }).map((m) => m.userId)), 'the planned crowd, all of it')
+})
+
+t.test('on a server with a multiplier, the summary counts the XP and ties the board holds after the awards', async (t) => {
+  await writer.configureGuild('905', { multiplier: '1.5' })
+  const result = await seedGuild(writer, { guildId: '905', members: 3000, seed: 'multiplied', now })
+  const xps = (await board('905')).map((m) => m.xp)
+  t.equal(result.totalXp, xps.reduce((a, b) => a + b, 0), 'the XP total')
+  const counts = new Map<number, number>()
+  for (const xp of xps) if (xp > 0) counts.set(xp, (counts.get(xp) ?? 0) + 1)
+  t.equal(result.tied, [...counts.values()].filter((c) => c > 1).reduce((a, b) => a + b, 0), 'the members sharing their XP with another')
+  const planned = planMembers({ members: 3000, seed: 'multiplied', now })
+  t.ok(result.totalXp > planned.reduce((a, m) => a + m.xp, 0), 'the recent XP was multiplied')
+})
+
+t.test('members whose ids meet as doubles (seed d543: members 23,844 and 88,458 drew the same millisecond, their low bits 99 apart) keep their ids, compared exactly', async (t) => {
+  const plan = planMembers({ members: 90_000, seed: 'd543', now })
+  t.equal(plan[23_844]?.userId, spellSnowflake(303_170_438_438, 134_253))
+  t.equal(plan[88_458]?.userId, spellSnowflake(303_170_438_438, 134_154))
+  t.equal(idDouble(303_170_438_438, 134_253), idDouble(303_170_438_438, 134_154), 'as doubles, the two ids are one')
+  t.equal(new Set(plan.map((m) => m.userId)).size, plan.length, 'every id is distinct')
+  t.same(planMembers({ members: 90_000, seed: 'd543', now }), plan, 'and planned again, the same crowd')
 })
 
 t.test('seedGuild refuses a bad guild id or member count before writing anything', async (t) => {

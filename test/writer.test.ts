@@ -5,6 +5,7 @@ import { redisFixture } from './helpers/redis-server.js'
 import { dataSnapshot, snapshot } from './helpers/redis-snapshot.js'
 import { boardMember, userIdFromBoardMember } from '../src/redis/keys.js'
 import { type BaseRecord, baseRecord } from './helpers/guild-state.js'
+import { Random } from '../src/random.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CURVES, levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { MAX_AWARD } from '../src/validation.js'
@@ -352,11 +353,15 @@ t.test('board order: XP descending, ties by user_id ascending as numbers ("99" b
   t.equal(got[0]?.userId, '55', 'the highest XP first')
 })
 
-t.test('boardMember and userIdFromBoardMember are inverses for ids of 1 to 20 digits', async (t) => {
-  for (const id of ['1', '9', '10', '99', '100', '12345678901234567890', '99999999999999999999', '10000000000000000000']) {
+t.test('boardMember is the id padded to 20 digits, each nine\'s-complemented, and userIdFromBoardMember its inverse, for ids of 1 to 20 digits', async (t) => {
+  const random = new Random(355)
+  const ids = ['1', '9', '10', '99', '100', '12345678901234567890', '99999999999999999999', '10000000000000000000',
+    ...Array.from({ length: 200 }, () => String(random.int(1, 9)) + Array.from({ length: random.int(0, 19) }, () => random.int(0, 9)).join(''))]
+  for (const id of ids) {
+    t.equal(boardMember(id), [...id.padStart(20, '0')].map((digit) => 9 - Number(digit)).join(''), id)
     t.equal(userIdFromBoardMember(boardMember(id)), id)
-    t.equal(boardMember(id).length, 20)
   }
+  t.equal(boardMember('99'), '99999999999999999900')
 })
 
 t.test('a member with 0 XP is on the board, ranked after every member with XP', async (t) => {

@@ -3,13 +3,10 @@
 // Success prints a few short lines on stdout; bad input, a refused operation or an unreachable
 // Redis prints one `error: …` line on stderr and exits 1 (commander's usage errors too).
 import { Command } from 'commander'
-import { LeaderboardError } from '../errors.js'
-import { isRedisUnavailable } from '../redis/errors.js'
-import { CliError } from './connection.js'
 import { addKeyCommands } from './key-commands.js'
 import { addMemberCommands } from './member-commands.js'
 import { addMigrateCommand } from './migrate-command.js'
-import { printError } from './output.js'
+import { describeError, printError } from './output.js'
 import { addSeedCommands } from './seed-commands.js'
 import { addSeasonCommands } from './season-commands.js'
 import { addTopCommand } from './top-command.js'
@@ -37,21 +34,10 @@ Environment:
   return program
 }
 
-/** One line for any failure; a stack trace helps nobody at a shell prompt. */
-function describe (err: unknown): string {
-  if (err instanceof LeaderboardError || err instanceof CliError) return err.message
-  const message = err instanceof Error ? err.message : String(err)
-  if (err instanceof Error && err.name === 'ReplyError') return `Redis refused the command: ${message}`
-  if (isRedisUnavailable(err)) {
-    return `lost Redis while working (${message}); the change may or may not have been made`
-  }
-  return message
-}
-
 try {
   await buildProgram().parseAsync(process.argv)
 } catch (err) {
-  printError(describe(err))
+  printError(describeError(err))
   process.exitCode = 1
 } finally {
   // Redis is disconnected by now, but a command that timed out during an outage can leave an

@@ -1,4 +1,7 @@
 // What the CLI writes: results on stdout, one-line errors on stderr, and small tables.
+import { LeaderboardError } from '../errors.js'
+import { isRedisUnavailable } from '../redis/errors.js'
+import { CliError } from './connection.js'
 
 export function print (line: string): void {
   process.stdout.write(`${line}\n`)
@@ -8,6 +11,17 @@ export function print (line: string): void {
 export function printError (message: string): void {
   const line = message.split('\n').map((part) => part.trim()).filter((part) => part !== '').join(' ')
   process.stderr.write(`error: ${line}\n`)
+}
+
+/** One line for any failure; a stack trace helps nobody at a shell prompt. */
+export function describeError (err: unknown): string {
+  if (err instanceof LeaderboardError || err instanceof CliError) return err.message
+  const message = err instanceof Error ? err.message : String(err)
+  if (err instanceof Error && err.name === 'ReplyError') return `Redis refused the command: ${message}`
+  if (isRedisUnavailable(err)) {
+    return `lost Redis while working (${message}); the change may or may not have been made`
+  }
+  return message
 }
 
 /** Columns padded to their widest cell; the last one is not padded. */

@@ -2,12 +2,12 @@
 import { type Command, Option } from 'commander'
 import { activeDemoKey, DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo, seasonCurlLines, seedDemo } from '../demo/prepare-demo.js'
 import { CURVES, type Curve } from '../levels/curves.js'
-import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
-import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { MAX_SEED_MEMBERS } from '../seed/seed-guild.js'
 import { withRedis } from './connection.js'
 import { count, print, printJson, timing } from './output.js'
 import { progressReporter } from './progress.js'
 import * as parse from './parsers.js'
+import { seedInWorker } from './seed-worker.js'
 
 export function addSeedCommands (program: Command): void {
   program.command('seed')
@@ -19,35 +19,31 @@ export function addSeedCommands (program: Command): void {
     .option('--seed <text>', 'seed of the random generator: the same seed gives the same members')
     .option('--json', 'print the summary as one line of JSON')
     .action(async (opts: { guild: string, members: number, curve?: Curve, seed?: string, json?: boolean }) => {
-      await withRedis(async ({ redis, keys }) => {
-        const progress = progressReporter('seeding', { unit: 'members' })
-        try {
-          const s = await seedGuild(new LeaderboardWriter(redis, keys), {
-            guildId: opts.guild, members: opts.members, curve: opts.curve, seed: opts.seed, onProgress: progress.update
-          })
-          progress.stop()
-          if (opts.json === true) {
-            printJson({
-              guild_id: s.guildId,
-              members: s.members,
-              total_xp: s.totalXp,
-              zero_xp: s.zeroXp,
-              tied: s.tied,
-              active_streaks: s.activeStreaks,
-              broken_streaks: s.brokenStreaks,
-              recent: s.recent,
-              seed: s.seed,
-              elapsed_ms: Math.round(s.elapsedMs)
-            })
-            return
-          }
-          print(`seeded ${count(s.members, 'member')} into ${s.guildId} ${timing(s.elapsedMs, s.members, 'members')}, seed ${s.seed}`)
-          print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one, ` +
-            `${s.recent} with XP this week`)
-        } finally {
-          progress.stop()
-        }
-      })
+      const progress = progressReporter('seeding', { unit: 'members' })
+      let s
+      try {
+        s = await seedInWorker({ guildId: opts.guild, members: opts.members, curve: opts.curve, seed: opts.seed }, progress.update)
+      } finally {
+        progress.stop()
+      }
+      if (opts.json === true) {
+        printJson({
+          guild_id: s.guildId,
+          members: s.members,
+          total_xp: s.totalXp,
+          zero_xp: s.zeroXp,
+          tied: s.tied,
+          active_streaks: s.activeStreaks,
+          broken_streaks: s.brokenStreaks,
+          recent: s.recent,
+          seed: s.seed,
+          elapsed_ms: Math.round(s.elapsedMs)
+        })
+        return
+      }
+      print(`seeded ${count(s.members, 'member')} into ${s.guildId} ${timing(s.elapsedMs, s.members, 'members')}, seed ${s.seed}`)
+      print(`  ${s.zeroXp} with 0 XP, ${s.tied} sharing their XP with another member, ${s.activeStreaks} with a current streak, ${s.brokenStreaks} with a broken one, ` +
+        `${s.recent} with XP this week`)
     })
 
   program.command('demo')

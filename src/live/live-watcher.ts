@@ -21,7 +21,7 @@ import { withDeadline } from '../redis/deadline.js'
 import { entityTag, etagHeader } from '../http/etag.js'
 import { LeaderboardError } from '../errors.js'
 import { isErrorCode, statusOfCode } from '../http/error-codes.js'
-import { formatEvent, type LiveEvent, type SseStream } from './sse-stream.js'
+import { formatEvent, framed, type LiveEvent, type SseStream } from './sse-stream.js'
 import { EVENTS_READ_BATCH, LISTEN_RENEW_MS, type TypedEvent } from './server-events.js'
 
 /** What a stream shows: one endpoint's body for one server and set of parameters. */
@@ -256,20 +256,25 @@ export class LiveWatcher {
       feed.after = last.streamId
       // More than one read's worth: the rest next tick, whatever the version says.
       if (events.length < EVENTS_READ_BATCH) feed.version = version
+      const typed = events.filter(({ bytes }) => bytes.length > 0)
+      if (typed.length === 0) return
+      const bytes = framed(Buffer.concat(typed.map((e) => e.bytes)))
       const now = Date.now()
       let sent = 0
+      const notReading: SseStream[] = []
       for (const topic of this.#byGuild.get(guildId) ?? []) {
         if (topic.spec.events !== true) continue
         for (const stream of topic.streams) {
-          const subscription = this.#subscriptions.get(stream)
-          for (const { bytes } of events) {
-            if (bytes.length === 0) continue
-            stream.writeRaw(bytes, now)
-            sent++
-            if (subscription !== undefined) subscription.events++
+          if (!stream.writeTyped(bytes, now)) {
+            notReading.push(stream)
+            continue
           }
+          sent += typed.length
+          const subscription = this.#subscriptions.get(stream)
+          if (subscription !== undefined) subscription.events += typed.length
         }
       }
+      for (const stream of notReading) this.#close(stream, 'client_closed')
       if (sent > 0) this.#options.onEventsSent?.(sent)
     } finally {
       feed.reading = false
@@ -287,7 +292,7 @@ export class LiveWatcher {
       topic.version = result.version
       topic.day = nowMs === undefined ? undefined : utcDay(nowMs)
       if (topic.event?.etag !== etag) {
-        topic.event = { etag, bytes: formatEvent(spec.event, etag, spec.serialize(result.value)) }
+        topic.event = formatEvent(spec.event, etag, spec.serialize(result.value))
         this.#fanOut(topic, topic.event, at ?? Date.now())
       }
       return topic.event
@@ -423,7 +428,7 @@ export class LiveWatcher {
     const bytes = Buffer.from(`event: error\ndata: ${body}\n\n`)
     const now = Date.now()
     for (const stream of [...topic.streams]) {
-      stream.writeRaw(bytes, now)
+      stream.writeLast(bytes, now)
       this.#close(stream, 'error_event')
     }
   }

@@ -321,9 +321,19 @@ export function userIdFromBoardMember (member: string): string {
 }
 
 const NINES = ['9', '8', '7', '6', '5', '4', '3', '2', '1', '0']
+/** A board member or user id is complemented in here and read out as one string (the seed and import write millions). */
+const scratch = Buffer.alloc(ID_WIDTH)
 
 function complement (digits: string, from: number): string {
+  const length = digits.length - from
+  let i = 0
+  for (; i < length && i < ID_WIDTH; i++) {
+    const code = digits.charCodeAt(from + i)
+    if (code < 48 || code > 57) break
+    scratch[i] = 105 - code // '0' + '9' - digit
+  }
+  if (i === length) return scratch.toString('latin1', 0, length)
   let out = ''
-  for (let i = from; i < digits.length; i++) out += NINES[digits.charCodeAt(i) - 48] ?? ''
+  for (let j = from; j < digits.length; j++) out += NINES[digits.charCodeAt(j) - 48] ?? ''
   return out
 }

@@ -5,16 +5,12 @@ import { randomBytes } from 'node:crypto'
 import { redisNow } from '../redis/client.js'
 import type { Curve } from '../levels/curves.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
-import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { type BulkMember, type LeaderboardWriter, MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
 import { currentStreak } from '../reader/leaderboard-reader.js'
 import { dailyRecord } from './daily-claims.js'
-import { type PlannedMember, planMembers } from './plan-members.js'
+import { CrowdPlan, type PlannedMember } from './plan-members.js'
 
 export const MAX_SEED_MEMBERS = 1_000_000
-/** Members per bulk write call while seeding (the writer batches them further). */
-const SEED_CHUNK = 25_000
-/** Award calls in flight at once: auto-pipelined, a few hundred go out together. */
-const AWARDS_AT_ONCE = 250
 
 export interface SeedGuildOptions {
   guildId: string
@@ -46,7 +42,10 @@ export interface SeedSummary {
   elapsedMs: number
 }
 
-/** Seeds through the bulk write path: members in batches, each with its final daily record. */
+/**
+ * Seeds through the bulk write path: the members, each with its final daily record, streamed to
+ * Redis in batches as they are drawn (see CrowdPlan), then the recent XP as awards.
+ */
 export async function seedGuild (writer: LeaderboardWriter, opts: SeedGuildOptions): Promise<SeedSummary> {
   const started = performance.now()
   const guildId = assertSnowflake('guild_id', opts.guildId)
@@ -54,64 +53,58 @@ export async function seedGuild (writer: LeaderboardWriter, opts: SeedGuildOptio
   const seed = opts.seed === undefined ? randomBytes(6).toString('hex') : String(opts.seed)
   if (opts.curve !== undefined) await writer.configureGuild(guildId, { curve: opts.curve })
   const now = opts.now ?? await redisNow(writer.redis)
-  const plan = planMembers({ members: total, seed, now })
+  const plan = new CrowdPlan({ members: total, seed, now })
 
-  // In chunks, the next one checked and encoded while the one before is written: one call for
-  // the whole crowd would check a million members before writing any, with Redis idle meanwhile.
-  let written = 0
-  let writing: Promise<unknown> = Promise.resolve()
-  for (let from = 0; from < total; from += SEED_CHUNK) {
-    let chunkDone = 0
-    const chunk = writer.bulkSetMembers(guildId, plan.slice(from, from + SEED_CHUNK).map((m) => ({
-      userId: m.userId, xp: m.xp - m.recentXp, username: m.username, daily: dailyRecord(m.claims)
-    })), (done) => {
-      written += done - chunkDone
-      chunkDone = done
-      opts.onProgress?.(written, total)
-    })
-    chunk.catch(() => {}) // awaited below; meanwhile a failure must not count as unhandled
-    await writing
-    writing = chunk
+  let totalXp = 0
+  let claimed = 0
+  let activeStreaks = 0
+  const recent: PlannedMember[] = [] // at most MAX_RECENT_MEMBERS
+  function * members (): Generator<BulkMember> {
+    for (const m of plan) {
+      totalXp += m.xp
+      const last = m.claims.at(-1)
+      if (last !== undefined) {
+        claimed++
+        // The reader's own rule for a streak that still counts, so the summary says what the API shows.
+        if (currentStreak(1, last, now) > 0) activeStreaks++
+      }
+      if (m.recentXp > 0) recent.push(m)
+      yield { userId: m.userId, xp: m.xp - m.recentXp, username: m.username, daily: dailyRecord(m.claims) }
+    }
   }
-  await writing
-  const recent = await awardRecentXp(writer, guildId, plan)
+  await writer.bulkSetMembersFrom(guildId, members(), (done) => { opts.onProgress?.(done, total) })
 
-  const claimed = plan.filter((m) => m.claims.length > 0)
-  // The reader's own rule for a streak that still counts, so the summary says what the API shows.
-  const activeStreaks = claimed.filter((m) => currentStreak(1, m.claims.at(-1) ?? null, now) > 0).length
+  // The awards add to the XP just set, so they come after it.
+  const awarded = await awardRecentXp(writer, guildId, recent)
+  const moved: Array<[number, number]> = []
+  recent.forEach((m, i) => {
+    const xp = awarded[i] as number // as planned, unless the server has a multiplier
+    if (xp !== m.xp) moved.push([m.xp, xp])
+    totalXp += xp - m.xp
+  })
   return {
     guildId,
     members: total,
-    totalXp: plan.reduce((sum, m) => sum + m.xp, 0),
-    zeroXp: plan.filter((m) => m.xp === 0).length,
-    tied: countTied(plan),
+    totalXp,
+    zeroXp: plan.zeroXp,
+    tied: plan.tied(moved),
     activeStreaks,
-    brokenStreaks: claimed.length - activeStreaks,
-    recent,
+    brokenStreaks: claimed - activeStreaks,
+    recent: recent.length,
     seed,
     elapsedMs: performance.now() - started
   }
 }
 
-function countTied (plan: PlannedMember[]): number {
-  const counts = new Map<number, number>()
-  for (const { xp } of plan) if (xp > 0) counts.set(xp, (counts.get(xp) ?? 0) + 1)
-  let tied = 0
-  for (const count of counts.values()) if (count > 1) tied += count
-  return tied
-}
-
 /**
- * The recent part of members' XP through awardXp, which counts it into this week's and month's
- * boards as it does a bot's awards. Returns how many members were awarded.
+ * The recent part of members' XP as awards (awardMany, which counts it into this week's and
+ * month's boards as it does a bot's awards). Returns each member's XP after its award.
  */
-async function awardRecentXp (writer: LeaderboardWriter, guildId: string, plan: PlannedMember[]): Promise<number> {
-  const recent = plan.filter((m) => m.recentXp > 0)
-  for (let i = 0; i < recent.length; i += AWARDS_AT_ONCE) {
-    await Promise.all(recent.slice(i, i + AWARDS_AT_ONCE).map(async (m) => {
-      const { xp } = await writer.awardXp({ guildId, userId: m.userId, xp: m.recentXp })
-      m.xp = xp // as planned, unless the server has a multiplier
-    }))
+async function awardRecentXp (writer: LeaderboardWriter, guildId: string, recent: PlannedMember[]): Promise<number[]> {
+  const xps: number[] = []
+  for (let i = 0; i < recent.length; i += MAX_BATCH_AWARDS) {
+    const results = await writer.awardMany(guildId, recent.slice(i, i + MAX_BATCH_AWARDS).map((m) => ({ userId: m.userId, xp: m.recentXp })))
+    for (const { xp } of results) xps.push(xp)
   }
-  return recent.length
+  return xps
 }

@@ -29,26 +29,31 @@ export function spellSnowflake (since: number, low: number): string {
   return high === 0 ? rest : String(high) + '000000000'.slice(rest.length) + rest
 }
 
+/** An id as one double, since * 2^22 + low: rounded past 2^53, so equal ids have equal doubles (and a few unequal ones too). */
+export function idDouble (since: number, low: number): number {
+  return since * 4_194_304 + low
+}
+
 /**
  * Ids that are drawn twice get drawn again, in plan order, until every id is distinct. A Set of a
- * million id strings costs more than planning the crowd, so the ids are sorted as doubles
- * (since * 2^22 + low, rounded past 2^53: equal ids have equal doubles), and only ids whose
- * doubles meet are compared exactly.
+ * million id strings costs more than planning the crowd, so the ids are sorted as doubles, and
+ * only ids whose doubles meet are compared exactly.
  */
-export function redrawRepeatedIds (rng: Random, since: Float64Array, low: Float64Array): void {
+export function redrawRepeatedIds (rng: Random, since: Float64Array, low: Uint32Array): void {
   const n = since.length
-  const value = new Float64Array(n)
+  const value = (i: number): number => idDouble(since[i] as number, low[i] as number)
   for (;;) {
-    for (let i = 0; i < n; i++) value[i] = (since[i] as number) * 4_194_304 + (low[i] as number)
-    const sorted = value.slice().sort()
+    const sorted = new Float64Array(n)
+    for (let i = 0; i < n; i++) sorted[i] = value(i)
     const close = new Set<number>()
+    sorted.sort()
     for (let k = 1; k < n; k++) if (sorted[k] === sorted[k - 1]) close.add(sorted[k] as number)
     if (close.size === 0) return
     // Seldom reached: the first holder of an id keeps it, the others draw again.
     const seen = new Set<string>()
     let redrawn = 0
     for (let i = 0; i < n; i++) {
-      if (!close.has(value[i] as number)) continue
+      if (!close.has(value(i))) continue
       const id = `${since[i] as number}:${low[i] as number}`
       if (!seen.has(id)) {
         seen.add(id)

@@ -44,24 +44,25 @@ const STYLE_START = STYLE_SIZES.map((_, i) => STYLE_SIZES.slice(0, i).reduce((a,
 export const USERNAME_CODES = STYLE_START.at(-1) as number + (STYLE_SIZES.at(-1) as number)
 
 function usernameCode (rng: Random): number {
-  const adjective = Math.floor(rng.next() * ADJECTIVES.length)
-  const noun = Math.floor(rng.next() * NOUNS.length)
-  const first = Math.floor(rng.next() * FIRST_NAMES.length)
+  const adjective = rng.index(ADJECTIVES.length)
+  const noun = rng.index(NOUNS.length)
+  const first = rng.index(FIRST_NAMES.length)
   const pair = adjective * NOUNS.length + noun
   const roll = rng.next()
-  let style: number
-  let index: number
-  if (roll < 0.22) [style, index] = [0, pair]
-  else if (roll < 0.40) [style, index] = [1, pair * 99 + rng.int(1, 99) - 1]
-  else if (roll < 0.55) [style, index] = [2, first * 2011 + (rng.chance(0.5) ? rng.int(1985, 2011) : rng.int(1, 999)) - 1]
-  else if (roll < 0.65) [style, index] = [3, first * NOUNS.length + noun]
-  else if (roll < 0.75) [style, index] = [4, pair]
-  else if (roll < 0.83) [style, index] = [5, pair]
-  else if (roll < 0.90) [style, index] = [6, noun * 9900 + rng.int(100, 9999) - 100]
-  else if (roll < 0.95) [style, index] = [7, first * FLAIR.length + Math.floor(rng.next() * FLAIR.length)]
-  else if (roll < 0.98) [style, index] = [8, pair]
+  if (roll < 0.22) return codeOf(0, pair)
+  if (roll < 0.40) return codeOf(1, pair * 99 + rng.int(1, 99) - 1)
+  if (roll < 0.55) return codeOf(2, first * 2011 + (rng.chance(0.5) ? rng.int(1985, 2011) : rng.int(1, 999)) - 1)
+  if (roll < 0.65) return codeOf(3, first * NOUNS.length + noun)
+  if (roll < 0.75) return codeOf(4, pair)
+  if (roll < 0.83) return codeOf(5, pair)
+  if (roll < 0.90) return codeOf(6, noun * 9900 + rng.int(100, 9999) - 100)
+  if (roll < 0.95) return codeOf(7, first * FLAIR.length + rng.index(FLAIR.length))
+  if (roll < 0.98) return codeOf(8, pair)
   // Display names are not only ASCII.
-  else [style, index] = [9, Math.floor(rng.next() * SPECIAL.length)]
+  return codeOf(9, rng.index(SPECIAL.length))
+}
+
+function codeOf (style: number, index: number): number {
   return (STYLE_START[style] as number) + index
 }
 

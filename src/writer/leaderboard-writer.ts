@@ -159,7 +159,7 @@ export type GuildSettingsInput = SettingsInput
  */
 export const BULK_BATCH = 500
 /** Bulk calls in flight at once: enough that Redis never waits for the next batch. */
-const BULK_IN_FLIGHT = 4
+export const BULK_IN_FLIGHT = 4
 
 /** One member of a bulk write. */
 export interface BulkMember {
@@ -633,29 +633,84 @@ export class LeaderboardWriter {
     if (!Array.isArray(members)) throw new InvalidParameterError('members must be an array')
     const columns = new BulkColumns()
     for (const m of members) columns.add(m)
+    let next = 0
+    return await this.#writeBatches(guildId, () => {
+      if (next >= columns.length) return undefined
+      const from = next
+      next = Math.min(next + BULK_BATCH, columns.length)
+      return columns.args(from, next)
+    }, onProgress)
+  }
+
+  /**
+   * bulkSetMembers for members from a source of any length (a generator): they are taken
+   * BULK_BATCH at a time as Redis takes them, at most BULK_IN_FLIGHT batches ahead of it, so the
+   * call holds a few batches however many members come. Each batch is checked, then written
+   * atomically, in the source's order: a bad member rejects the call with the batches before it
+   * written (and the source closed). A member given twice within a batch counts as in
+   * bulkSetMembers; given again in a later batch, it is set again, and counted again.
+   * Returns the number of members set; `onProgress` gets the count so far after each batch.
+   */
+  async bulkSetMembersFrom (guildId: string, source: Iterable<BulkMember>, onProgress?: (done: number) => void): Promise<number> {
+    assertSnowflake('guild_id', guildId)
+    if (typeof (source as Partial<Iterable<BulkMember>> | null)?.[Symbol.iterator] !== 'function') {
+      throw new InvalidParameterError('members must be iterable')
+    }
+    const members = source[Symbol.iterator]()
+    let exhausted = false
+    try {
+      return await this.#writeBatches(guildId, () => {
+        const columns = new BulkColumns()
+        for (let taken = 0; taken < BULK_BATCH && !exhausted; taken++) {
+          const next = members.next()
+          if (next.done === true) exhausted = true
+          else columns.add(next.value)
+        }
+        return columns.length === 0 ? undefined : columns.args(0, columns.length)
+      }, onProgress)
+    } finally {
+      if (!exhausted) members.return?.()
+    }
+  }
+
+  /**
+   * Sends the batches `take` gives (the bulk script's arguments; undefined when there are no
+   * more), in order, until it gives none or a batch fails. Returns the members set.
+   */
+  async #writeBatches (guildId: string, take: () => string[] | undefined, onProgress?: (done: number) => void): Promise<number> {
     const k = this.keys.guild(guildId)
     let done = 0
-    let next = 0
+    let stopped = false
+    let failure: { err: unknown } | undefined
     // A few batches in flight keep Redis busy without queueing any past the command timeout.
     // Each goes out on its own pipeline, at once: auto-pipelining holds a command back until
     // the pipeline before it is answered in full, so batches sent together would come back
     // together and Redis would sit idle while the next ones are built.
     const worker = async (): Promise<void> => {
-      while (next < columns.length) {
-        const [whole = '0', named = '0', dated = '0', bare = '0', ...members] = columns.args(next, Math.min(next + BULK_BATCH, columns.length))
-        next += BULK_BATCH
-        const set = await this.#calendar.run(guildId, async (w) => {
-          const [[err, reply] = [null, 0]] = await this.redis.pipeline()
-            .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare }), ...members).exec() ?? []
-          if (err !== null) throw err
-          return reply as number | [number, number]
-        }, bulkRefusal)
-        // Not `done += await …`: that reads `done` before the await, and the workers overwrite each other.
-        done += set as number
-        onProgress?.(done)
+      try {
+        for (;;) {
+          const args = stopped ? undefined : take()
+          if (args === undefined) return
+          const [whole = '0', named = '0', dated = '0', bare = '0', ...members] = args
+          const set = await this.#calendar.run(guildId, async (w) => {
+            const [[err, reply] = [null, 0]] = await this.redis.pipeline()
+              .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare }), ...members).exec() ?? []
+            if (err !== null) throw err
+            return reply as number | [number, number]
+          }, bulkRefusal)
+          // Not `done += await …`: that reads `done` before the await, and the workers overwrite each other.
+          done += set as number
+          onProgress?.(done)
+        }
+      } catch (err) {
+        failure ??= { err }
+      } finally {
+        stopped = true // the source is done, or a batch failed: the other workers send no more
       }
     }
+    // Settled, not raced: when the call rejects, no batch of it is still on its way.
     await Promise.all(Array.from({ length: BULK_IN_FLIGHT }, worker))
+    if (failure !== undefined) throw failure.err
     return done
   }
 

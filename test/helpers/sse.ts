@@ -39,12 +39,15 @@ export class SseReader {
     response.on('error', end)
   }
 
-  /** Opens `url` (path and query on `base`) and resolves once the response's headers have come. */
-  static async open (t: Test, base: string, path: string, headers: Record<string, string>): Promise<SseReader> {
+  /**
+   * Opens `url` (path and query on `base`) and resolves once the response's headers have come.
+   * With `socketPath`, through that Unix socket (`base` then names only the host).
+   */
+  static async open (t: Test, base: string, path: string, headers: Record<string, string>, socketPath?: string): Promise<SseReader> {
     const opened = Date.now()
     const url = new URL(path, base)
     return await new Promise((resolve, reject) => {
-      const req = httpRequest(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false }, (response) => {
+      const req = httpRequest(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false, socketPath }, (response) => {
         if (response.statusCode === 200) {
           const reader = new SseReader(response, '', opened)
           t.teardown(() => { reader.close() })
@@ -77,6 +80,15 @@ export class SseReader {
   async event (count: number, timeoutMs?: number): Promise<StreamEvent> {
     await this.until(() => this.events.length > count, `event ${count + 1}`, timeoutMs)
     return this.events[count] as StreamEvent
+  }
+
+  /** Stops reading: what the server writes stays in the socket's buffers, then in the server. */
+  pause (): void {
+    this.#response.pause()
+  }
+
+  resume (): void {
+    this.#response.resume()
   }
 
   close (): void {
