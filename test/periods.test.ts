@@ -212,7 +212,9 @@ t.test('the award script refuses a window that does not hold Redis time, changin
     from,
     until: to,
     weekExpireAt: keepUntil(p.week),
-    monthExpireAt: keepUntil(p.month)
+    monthExpireAt: keepUntil(p.month),
+    displayName: '',
+    avatarUrl: ''
   })
   const before = await dataSnapshot(raw, `${keys.prefix}:*`)
   const now = await redisNow(redis)

@@ -17,9 +17,17 @@ export interface LeaderboardEntry {
   rank: number
   user_id: string
   /**
-   * Display name; the user_id when none was recorded
+   * Username; the user_id when none was recorded
    */
   username: string
+  /**
+   * The member's display name in the server (its nickname), as the bot recorded it; null when none was
+   */
+  display_name: string | null
+  /**
+   * The member's avatar, an https URL, as the bot recorded it; null when none was
+   */
+  avatar_url: string | null
   level: number
   /**
    * XP; on a period board, the XP gained in that period
@@ -66,9 +74,17 @@ export interface AroundPage {
 export interface MemberRecord {
   user_id: string
   /**
-   * Display name; the user_id when none was recorded
+   * Username; the user_id when none was recorded
    */
   username: string
+  /**
+   * The member's display name in the server (its nickname), as the bot recorded it; null when none was
+   */
+  display_name: string | null
+  /**
+   * The member's avatar, an https URL, as the bot recorded it; null when none was
+   */
+  avatar_url: string | null
   level: number
   xp: number
   rank: number
@@ -132,6 +148,14 @@ export interface GuildStats {
    */
   xp_curve: 'mee6' | 'linear' | 'flat'
   xp_multiplier: number
+  /**
+   * The server's display name (its settings' `name`); null when unset
+   */
+  name: string | null
+  /**
+   * The server's icon, an https URL (its settings' `icon_url`); null when unset
+   */
+  icon_url: string | null
 }
 
 /**

@@ -4,7 +4,7 @@
 // records are decoded here, outside Redis. The shapes are the response schemas' (src/schemas).
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, type KeyBuilder, userIdFromBoardMember } from '../redis/keys.js'
-import { parseRecord, usernameOfRecord } from '../redis/records.js'
+import { parseRecord } from '../redis/records.js'
 import { defineCommands } from '../redis/scripts.js'
 import { RedisClock } from '../redis/clock.js'
 import type DataLoader from 'dataloader'
@@ -26,6 +26,10 @@ const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 export type LeaderboardEntry = Static<typeof LeaderboardEntrySchema>
 export type LeaderboardPage = Static<typeof LeaderboardPageSchema>
 export type MemberRecord = Static<typeof MemberRecordSchema>
+/** A member's record for the writer side, which sees hidden members too: no rank while hidden. */
+export type AnyMemberRecord = RankedOrNot & { visible: boolean }
+/** A member's record whose rank is null while it is hidden. */
+type RankedOrNot = Omit<MemberRecord, 'rank'> & { rank: number | null }
 export type MemberList = Static<typeof MemberListSchema>
 export type Around = Static<typeof AroundPage>
 export type GuildStats = Static<typeof GuildStatsSchema>
@@ -60,10 +64,13 @@ function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], 
   const data: LeaderboardEntry[] = new Array(members.length)
   for (let i = 0; i < members.length; i++) {
     const userId = userIdFromBoardMember(members[i] as string)
+    const { username, displayName, avatarUrl } = parseRecord(records[i])
     data[i] = {
       rank: firstRank + i,
       user_id: userId,
-      username: usernameOfRecord(records[i]) ?? userId,
+      username: username ?? userId,
+      display_name: displayName,
+      avatar_url: avatarUrl,
       level: levelForXp(curve, Number(xps[i] ?? 0)),
       xp: Number(shownXps[i])
     }
@@ -151,18 +158,28 @@ export class LeaderboardReader {
     return { version: version ?? '0', value: { data, total: Number(total), rank: rank + 1 } }
   }
 
-  /** The member's record, or null (with the version and time all the same) for a non-member. */
+  /** The member's record, or null (with the version and time all the same) for a non-member or a hidden member. */
   async readMember (guildId: string, userId: string): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
+    const read = await this.#readMember(guildId, userId, false)
+    return { ...read, value: read.value as MemberRecord | null } // the script reads no hidden member: every rank is set
+  }
+
+  /** The member's record, hidden or not (the writer side's view: `visible`, and no rank while hidden), or null for a non-member. */
+  async readAnyMember (guildId: string, userId: string): Promise<Versioned<AnyMemberRecord | null> & { nowMs: number }> {
+    const read = await this.#readMember(guildId, userId, true)
+    return { ...read, value: read.value === null ? null : { ...read.value, visible: read.value.rank !== null } }
+  }
+
+  async #readMember (guildId: string, userId: string, includeHidden: boolean): Promise<Versioned<RankedOrNot | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
     const [version, nowMs, , xp, rank, record, curve, weekXp, monthXp] = await inCurrentPeriods(this.clock, async (p) => {
       const reply = await this.redis.member(k.board, k.members, k.settings, k.version,
-        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), boardMember(userId), p.from, p.until)
+        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), boardMember(userId), p.from, p.until, includeHidden ? '1' : '')
       return periodRead(reply)
     })
     this.clock.observe(nowMs)
-    const value = xp === null || xp === undefined
-      ? null
-      : memberRecord(userId, Number(xp), Number(rank), record, curveOf(curve), weekXp, monthXp, nowMs)
+    if (xp === null || xp === undefined) return { version: version ?? '0', nowMs, value: null }
+    const value = memberRecord(userId, Number(xp), rank ?? null, record, curveOf(curve), weekXp, monthXp, nowMs)
     return { version: version ?? '0', nowMs, value }
   }
 
@@ -183,7 +200,7 @@ export class LeaderboardReader {
       const userId = userIds[i] as string
       const xp = xps[i]
       if (xp === null || xp === undefined) missing.push(userId)
-      else data.push(memberRecord(userId, Number(xp), Number(ranks[i]), records[i], curve, weekXps[i], monthXps[i], nowMs))
+      else data.push(memberRecord(userId, Number(xp), Number(ranks[i]), records[i], curve, weekXps[i], monthXps[i], nowMs) as MemberRecord)
     }
     return { version: version ?? '0', nowMs, value: { data, missing } }
   }
@@ -194,7 +211,7 @@ export class LeaderboardReader {
 
   async readStats (guildId: string): Promise<Versioned<GuildStats>> {
     const k = this.keys.guild(guildId)
-    const [version, curve, hundredths, xpTotal, membersWithXp, levelSum] =
+    const [version, curve, hundredths, xpTotal, membersWithXp, levelSum, name, iconUrl] =
       await this.redis.guildStats(k.stats, k.settings, k.version, DEFAULT_CURVE)
     return {
       version: version === null || version === undefined ? '0' : String(version),
@@ -203,7 +220,9 @@ export class LeaderboardReader {
         total_xp: Number(xpTotal ?? 0),
         average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
         xp_curve: curveOf(curve),
-        xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS))
+        xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS)),
+        name: name === null || name === undefined ? null : String(name),
+        icon_url: iconUrl === null || iconUrl === undefined ? null : String(iconUrl)
       }
     }
   }
@@ -222,17 +241,19 @@ function periodRead<T extends [unknown, number, number, ...unknown[]]> (reply: T
   return reply[2] === 1 ? { done: reply } : { outsideAt: reply[1] }
 }
 
-/** A member's record from a script's raw fields (rank 0-based). */
-function memberRecord (userId: string, xp: number, rank: number, record: string | null | undefined, curve: Curve,
-  weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): MemberRecord {
-  const { streak, lastClaim, username } = parseRecord(record)
+/** A member's record from a script's raw fields (rank 0-based; null: hidden). */
+function memberRecord (userId: string, xp: number, rank: number | null, record: string | null | undefined, curve: Curve,
+  weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): RankedOrNot {
+  const { streak, lastClaim, username, displayName, avatarUrl } = parseRecord(record)
   const progress = levelProgress(curve, xp)
   return {
     user_id: userId,
     username: username ?? userId,
+    display_name: displayName,
+    avatar_url: avatarUrl,
     level: progress.level,
     xp,
-    rank: rank + 1,
+    rank: rank === null ? null : rank + 1,
     daily_streak: currentStreak(streak, lastClaim, nowMs),
     last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
     weekly_xp: Number(weekXp ?? 0),

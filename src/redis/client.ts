@@ -69,7 +69,7 @@ function passwordOf (url: string): string | undefined {
 type Reply = string | number | null
 type Str = string | number
 type PageReply = [version: string | null, total: number, curve: string | null, members: string[], xps: string[], records: Array<string | null>]
-type MemberReply = [version: string | null, nowMs: number, current: number, xp?: string | null, rank?: number, record?: string | null,
+type MemberReply = [version: string | null, nowMs: number, current: number, xp?: string | null, rank?: number | null, record?: string | null,
   curve?: string | null, weekXp?: string | null, monthXp?: string | null]
 type MemberBatchReply = [version: string | null, nowMs: number, current: number, curve?: string | null, xps?: Array<string | null>,
   ranks?: Array<number | null>, records?: Array<string | null>, weekXps?: Array<string | null>, monthXps?: Array<string | null>]
@@ -88,10 +88,11 @@ declare module 'ioredis' {
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
     configureGuild(...args: Str[]): Result<[number, number], Context>
-    bulkSetMembers(board: string, members: string, stats: string, version: string, ...memberArgs: Str[]): Result<number, Context>
+    setVisibility(numberOfKeys: number, ...args: Str[]): Result<Array<number | string | null>, Context>
+    bulkSetMembers(board: string, members: string, stats: string, version: string, hidden: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,
-      member: string, from: Str, until: Str): Result<MemberReply, Context>
+      member: string, from: Str, until: Str, includeHidden: Str): Result<MemberReply, Context>
     memberBatch(board: string, members: string, settings: string, version: string, week: string, month: string,
       from: Str, until: Str, ...boardMembers: string[]): Result<MemberBatchReply, Context>
     around(board: string, members: string, settings: string, version: string, member: string, radius: Str): Result<AroundReply, Context>

@@ -1,5 +1,7 @@
 // Loads every Lua script under ./commands once and registers it on a client with defineCommand.
-// A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a line
+// A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>` (`<name>-n.lua`: one
+// whose callers give the number of keys as its first argument, for a script that touches a
+// number of boards known only at the call); a line
 // `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once).
 // The commands' TypeScript signatures are declared in ./client.ts (its `declare module 'ioredis'`).
 import { readdirSync, readFileSync } from 'node:fs'
@@ -15,7 +17,8 @@ export interface ScriptDefinition {
   /** The .lua file's name. */
   file: string
   name: string
-  numberOfKeys: number
+  /** null: given by each call, as its first argument (a file named `<name>-n.lua`). */
+  numberOfKeys: number | null
   lua: string
 }
 
@@ -36,13 +39,13 @@ export function loadScripts (dir = COMMANDS_DIR): ScriptDefinition[] {
   const loaded = readdirSync(dir)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => {
-      const match = /^([a-z-]+)-(\d+)\.lua$/.exec(file)
-      if (match === null) throw new Error(`Lua script ${file} is not named <name>-<numberOfKeys>.lua`)
+      const match = /^([a-z-]+)-(\d+|n)\.lua$/.exec(file)
+      if (match === null) throw new Error(`Lua script ${file} is not named <name>-<numberOfKeys>.lua (or <name>-n.lua)`)
       const [, base = '', keys = '0'] = match
       return {
         file,
         name: base.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
-        numberOfKeys: Number(keys),
+        numberOfKeys: keys === 'n' ? null : Number(keys),
         lua: resolveIncludes(dir, readFileSync(join(dir, file), 'utf8'), new Set())
       }
     })
@@ -72,7 +75,7 @@ export function defineCommands (client: Redis | Cluster): void {
   installIoredisGcFix()
   for (const { name, numberOfKeys, lua } of scripts()) {
     if (name in client) continue
-    client.defineCommand(name, { numberOfKeys, lua })
+    client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua })
     fixScriptCommand((client as unknown as { scriptsSet: Record<string, ScriptLike> }).scriptsSet[name] as ScriptLike)
   }
 }

@@ -9,29 +9,36 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
-    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'hidden'],
+    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'displayName', 'avatarUrl']
   },
-  // Then 4 values per award (board member, award, username, its own operation id or ''): awardBatch's `awards`.
+  // Then 6 values per award (board member, award, username, its own operation id or '', display
+  // name, avatar URL): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'hidden'],
     argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId']
   },
   setXp: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev'],
-    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs']
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'hidden'],
+    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   setUsername: {
     keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
-    argv: ['member', 'username', 'opId', 'opsTtlMs']
+    argv: ['member', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   removeMember: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'hidden'],
     argv: ['member', 'opId', 'opsTtlMs', 'from', 'until']
   },
   dailyClaim: {
-    keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
+    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'hidden'],
     argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs']
+  },
+  // Its number of keys is given with each call: these, then the seasons' boards (`boards`); then
+  // 3 values per item (board member, '0' hide or '1' show, reason): setVisibility's `items`.
+  setVisibility: {
+    keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth'],
+    argv: ['from', 'until']
   },
   // Then the fields set (field, value pairs) and the fields cleared: configureGuild's `changes`.
   configureGuild: {
@@ -57,7 +64,7 @@ export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 4 values each (see award-batch-9.lua). */
+/** The awards follow the named arguments: 6 values each (see award-batch-10.lua). */
 export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
@@ -76,6 +83,16 @@ export async function removeMember (redis: RedisClient, input: ScriptInput<'remo
 
 export async function dailyClaim (redis: RedisClient, input: ScriptInput<'dailyClaim'>): Promise<[number, number, number?]> {
   return await redis.dailyClaim(...scriptArgs('dailyClaim', input))
+}
+
+/**
+ * A script whose number of keys each call gives (set-visibility-n.lua): its named keys, then
+ * `boards` (more keys), then its named ARGV, then `items` (3 values each).
+ */
+export async function setVisibility (redis: RedisClient, input: ScriptInput<'setVisibility'>, boards: readonly string[], items: readonly Arg[]): Promise<Array<number | string | null>> {
+  const { keys } = WRITE_SCRIPTS.setVisibility
+  const named = scriptArgs('setVisibility', input)
+  return await redis.setVisibility(keys.length + boards.length, ...named.slice(0, keys.length), ...boards, ...named.slice(keys.length), ...items)
 }
 
 /** The fields set (field, value pairs, `fieldCount` of them) and cleared follow the named arguments (see configure-guild-2.lua). */

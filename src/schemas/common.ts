@@ -42,3 +42,9 @@ export const ApiError = named('Error', Type.Object({
   code: Type.Enum(ERROR_CODES, { type: 'string', description: 'Machine-readable error code; each has one status' }),
   message: Type.String({ description: 'What went wrong, for people; never internals' })
 }, { description: 'Every error, whatever its source' }))
+
+/** A member's profile as reads show it: what the bot recorded, or null. */
+export const DisplayName = Type.Union([Type.String(), Type.Null()], {
+  description: "The member's display name in the server (its nickname), as the bot recorded it; null when none was"
+})
+export const AvatarUrl = Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: "The member's avatar, an https URL, as the bot recorded it; null when none was" })

@@ -1,9 +1,11 @@
 import { Type } from 'typebox'
-import { named, ref } from './common.js'
+import { AvatarUrl, DisplayName, named, ref } from './common.js'
 
 export const MemberRecord = named('MemberRecord', Type.Object({
   user_id: Type.String({ examples: ['1100000000000000777'] }),
-  username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
+  username: Type.String({ description: 'Username; the user_id when none was recorded' }),
+  display_name: DisplayName,
+  avatar_url: AvatarUrl,
   level: Type.Integer({ minimum: 0 }),
   xp: Type.Integer({ minimum: 0 }),
   rank: Type.Integer({ minimum: 1 }),

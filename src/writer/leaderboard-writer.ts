@@ -19,6 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import {
   assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD
 } from '../validation.js'
+import { hasProfile, profileArgs, type ProfileInput } from './profiles.js'
+import { type VisibilityChange, VisibilityChanges, type VisibilityResult, visibilityResults } from './visibility.js'
 
 /** A write script's reply as a period attempt: { -2, now_ms } asks for another try. */
 function periodAttempt<T extends [number, ...Array<number | undefined>]> (reply: T): PeriodAttempt<T> {
@@ -71,8 +73,8 @@ export interface AwardResult {
   xp: number
 }
 
-/** One award of a batch (awardMany). */
-export interface BatchAward {
+/** One award of a batch (awardMany), with the member's names to record (absent: kept). */
+export interface BatchAward extends ProfileInput {
   userId: string
   xp: number
   username?: string
@@ -99,6 +101,8 @@ export interface BatchAwardResult extends AwardResult {
 export const MAX_BATCH_AWARDS = 1000
 /** Awards per script call of awardMany: about a millisecond of Redis's time each. */
 const AWARD_BATCH = 250
+/** Script arguments per award (award-batch-10.lua). */
+const PER_AWARD = 6
 
 export interface DailyClaim {
   streak: number
@@ -118,8 +122,8 @@ export const BULK_BATCH = 500
 /** Bulk calls in flight at once: enough that Redis never waits for the next batch. */
 const BULK_IN_FLIGHT = 4
 
-/** One member of a bulk write. */
-export interface BulkMember {
+/** One member of a bulk write; its display name and avatar URL are recorded when given (null clears one), kept otherwise. */
+export interface BulkMember extends ProfileInput {
   userId: string
   xp: number
   /** Recorded when given; an existing name is kept otherwise. */
@@ -127,6 +131,9 @@ export interface BulkMember {
   /** The daily record, set outright when given (both fields); kept otherwise. */
   daily?: { streak: number, lastClaim: Date }
 }
+
+/** Users per visibility script call: about a millisecond of Redis's time per 200 (every board touched). */
+const VISIBILITY_BATCH = 1000
 
 /**
  * Bulk members checked, merged and encoded for the script: parallel columns rather than an
@@ -139,6 +146,8 @@ class BulkColumns {
   readonly usernames: Array<string | undefined> = []
   /** "<streak>:<claim>:", or undefined to keep the stored daily record. */
   readonly dailies: Array<string | undefined> = []
+  /** The display name and avatar URL as the script takes them, or undefined to keep both. */
+  readonly profiles: Array<{ displayName: string, avatarUrl: string } | undefined> = []
   readonly #index = new Map<string, number>()
 
   /** Checks `m` and adds it; a member seen before is merged into its first place, as if applied after it. */
@@ -154,6 +163,7 @@ class BulkColumns {
       if (!Number.isSafeInteger(ms) || ms < 0) throw new InvalidParameterError('lastClaim must be a valid date after 1970')
       daily = `${streak}:${ms}:`
     }
+    const profile = hasProfile(m) ? profileArgs(m) : undefined
     const at = this.#index.get(userId)
     if (at === undefined) {
       this.#index.set(userId, this.userIds.length)
@@ -161,10 +171,17 @@ class BulkColumns {
       this.xps.push(xp)
       this.usernames.push(username)
       this.dailies.push(daily)
+      this.profiles.push(profile)
     } else {
       this.xps[at] = xp
       if (username !== undefined) this.usernames[at] = username
       if (daily !== undefined) this.dailies[at] = daily
+      if (profile !== undefined) {
+        const before = this.profiles[at]
+        this.profiles[at] = before === undefined
+          ? profile
+          : { displayName: profile.displayName === '' ? before.displayName : profile.displayName, avatarUrl: profile.avatarUrl === '' ? before.avatarUrl : profile.avatarUrl }
+      }
     }
   }
 
@@ -172,7 +189,7 @@ class BulkColumns {
     return this.userIds.length
   }
 
-  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-4.lua). */
+  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-5.lua). */
   args (from: number, to: number): string[] {
     const n = to - from
     // Group 0: username and daily record given; 1: username only; 2: daily record only; 3: neither.
@@ -184,24 +201,30 @@ class BulkColumns {
       counts[g] = (counts[g] as number) + 1
     }
     const [whole = 0, named = 0, dated = 0] = counts
-    const args = new Array<string>(4 + 2 * n + whole + named + dated)
+    const profiled: string[] = []
+    for (let m = from; m < to; m++) {
+      const profile = this.profiles[m]
+      if (profile !== undefined) profiled.push(boardMember(this.userIds[m] as string), profile.displayName, profile.avatarUrl)
+    }
+    const args = new Array<string>(5 + 2 * n + whole + named + dated)
     args[0] = String(whole)
     args[1] = String(named)
     args[2] = String(dated)
     args[3] = String(n - whole - named - dated)
+    args[4] = String(profiled.length / 3)
     const next = [0, whole, whole + named, whole + named + dated] // the next place in each group
     for (let i = 0; i < n; i++) {
       const g = groups[i] as number
       const at = next[g] as number
       next[g] = at + 1
       const m = from + i
-      args[4 + at] = boardMember(this.userIds[m] as string)
-      args[4 + n + at] = this.xps[m] as string
-      if (g === 0) args[4 + 2 * n + at] = (this.dailies[m] as string) + (this.usernames[m] as string)
-      else if (g === 1) args[4 + 2 * n + at] = '::' + (this.usernames[m] as string)
-      else if (g === 2) args[4 + 2 * n + at] = this.dailies[m] as string
+      args[5 + at] = boardMember(this.userIds[m] as string)
+      args[5 + n + at] = this.xps[m] as string
+      if (g === 0) args[5 + 2 * n + at] = (this.dailies[m] as string) + (this.usernames[m] as string)
+      else if (g === 1) args[5 + 2 * n + at] = '::' + (this.usernames[m] as string)
+      else if (g === 2) args[5 + 2 * n + at] = this.dailies[m] as string
     }
-    return args
+    return args.concat(profiled)
   }
 }
 
@@ -249,11 +272,15 @@ export class LeaderboardWriter {
     }
   }
 
-  /** Adds floor(xp * the server's multiplier) to a member, creating it if needed. */
-  async awardXp (ref: MemberRef & { xp: number, username?: string }): Promise<AwardResult> {
+  /**
+   * Adds floor(xp * the server's multiplier) to a member, creating it if needed, and records the
+   * names given. An award to a hidden member is kept, and stays hidden.
+   */
+  async awardXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<AwardResult> {
     const { guildId, userId } = this.#ref(ref)
     const award = assertInteger('xp', ref.xp, 1, MAX_AWARD)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
+    const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
@@ -272,7 +299,8 @@ export class LeaderboardWriter {
         from: p.from,
         until: p.until,
         weekExpireAt: keepUntil(p.week),
-        monthExpireAt: keepUntil(p.month)
+        monthExpireAt: keepUntil(p.month),
+        ...profile
       }))))
     if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
@@ -287,7 +315,7 @@ export class LeaderboardWriter {
    * with the same `opId` and the same awards, it is applied once. Every
    * award is checked before any is sent: one bad item (named by its index) and nothing is
    * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
-   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-9.lua),
+   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-10.lua),
    * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
@@ -302,15 +330,19 @@ export class LeaderboardWriter {
     const callId = options.opId ?? randomOperationId()
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
-    const args = new Array<string>(4 * awards.length)
+    const args = new Array<string>(PER_AWARD * awards.length)
     awards.forEach((a, i) => {
       try {
         if (typeof a !== 'object' || a === null) throw new InvalidParameterError('must be an object')
         userIds[i] = assertSnowflake('user_id', a.userId)
-        args[4 * i] = boardMember(a.userId)
-        args[4 * i + 1] = String(assertInteger('xp', a.xp, 1, MAX_AWARD))
-        args[4 * i + 2] = a.username === undefined ? '' : assertUsername(a.username)
-        args[4 * i + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
+        const { displayName, avatarUrl } = profileArgs(a)
+        const at = PER_AWARD * i
+        args[at] = boardMember(a.userId)
+        args[at + 1] = String(assertInteger('xp', a.xp, 1, MAX_AWARD))
+        args[at + 2] = a.username === undefined ? '' : assertUsername(a.username)
+        args[at + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
+        args[at + 4] = displayName
+        args[at + 5] = avatarUrl
       } catch (err) {
         if (err instanceof InvalidParameterError) throw new InvalidParameterError(`awards[${i}]: ${err.message}`)
         throw err
@@ -321,7 +353,7 @@ export class LeaderboardWriter {
     curve.catch(() => {}) // awaited below, after the awards' own failure if any
     const chunks: Array<Promise<number[]>> = []
     for (let from = 0; from < awards.length; from += AWARD_BATCH) {
-      const chunk = args.slice(4 * from, 4 * Math.min(awards.length, from + AWARD_BATCH))
+      const chunk = args.slice(PER_AWARD * from, PER_AWARD * Math.min(awards.length, from + AWARD_BATCH))
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
       chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
@@ -356,27 +388,104 @@ export class LeaderboardWriter {
     })
   }
 
-  /** Sets a member's XP outright (not multiplied), creating it if needed. Returns the previous XP. */
-  async setXp (ref: MemberRef & { xp: number, username?: string }): Promise<number> {
+  /**
+   * Sets a member's XP outright (not multiplied), creating it if needed (hidden if the user is),
+   * and records the names given. Returns the previous XP.
+   */
+  async setXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<number> {
     const { guildId, userId } = this.#ref(ref)
     const xp = assertXp(ref.xp)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
+    const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     return await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
+      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     }))
   }
 
-  /** Records a member's display name. Returns false (and stores nothing) for a non-member. */
+  /** Records a member's username. Returns false (and stores nothing) for a non-member. */
   async setUsername (ref: MemberRef & { username: string }): Promise<boolean> {
+    return await this.setNames({ ...ref, username: assertUsername(ref.username) })
+  }
+
+  /**
+   * Records a member's names: its username, display name and avatar URL, each when given (null
+   * clears the display name or the avatar URL). Returns false (and stores nothing) for a non-member.
+   */
+  async setNames (ref: MemberRef & ProfileInput & { username?: string }): Promise<boolean> {
     const { guildId, userId } = this.#ref(ref)
-    const username = assertUsername(ref.username)
+    const username = ref.username === undefined ? '' : assertUsername(ref.username)
+    const profile = profileArgs(ref)
+    if (username === '' && !hasProfile(ref)) throw new InvalidParameterError('give a username, a display name or an avatar URL')
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.#settle('setUsername', op.opId, async () => await scripts.setUsername(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs
+    return await this.#settle('setNames', op.opId, async () => await scripts.setUsername(this.redis, {
+      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     })) === MemberWriteStatus.done
+  }
+
+  /**
+   * Hides a member (`visible: false`, with why: it left the server, or opted out) or shows it again
+   * (`visible: true`: when `reason` no longer holds, or, without one, whatever the reasons). A
+   * member is hidden while any reason holds: from every public read at once (boards, ranks,
+   * totals, streams), keeping its XP, which awards to it go on adding to; shown, it is back with
+   * its XP and exact ranks. A user who is not a member yet is recorded all the same (its first
+   * write keeps it hidden). Setting a state that holds already changes nothing.
+   */
+  async setVisibility (ref: { guildId: string } & VisibilityChange): Promise<VisibilityResult> {
+    const [result] = await this.setVisibilityMany(ref.guildId, [ref])
+    return result as VisibilityResult
+  }
+
+  /**
+   * setVisibility for many users of one server (a bot's join and leave sync), one result per user
+   * in the order first given; a user given more than once ends as the changes in turn leave it.
+   * Every change is checked first (an error names its index) and nothing is written on a bad
+   * one. Users go to Redis in calls of VISIBILITY_BATCH, each atomic (every board and the totals
+   * move together), a few in flight; `onProgress` gets the users done so far after each.
+   */
+  async setVisibilityMany (guildId: string, changes: readonly VisibilityChange[], onProgress?: (done: number) => void): Promise<VisibilityResult[]> {
+    assertSnowflake('guild_id', guildId)
+    if (!Array.isArray(changes)) throw new InvalidParameterError('changes must be an array')
+    const all = new VisibilityChanges()
+    changes.forEach((change, i) => {
+      try {
+        all.add(change)
+      } catch (err) {
+        if (err instanceof InvalidParameterError) throw new InvalidParameterError(`changes[${i}]: ${err.message}`)
+        throw err
+      }
+    })
+    const k = this.keys.guild(guildId)
+    const results = new Array<VisibilityResult[]>()
+    let done = 0
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < all.userIds.length) {
+        const at = next
+        next += VISIBILITY_BATCH
+        const chunk = all.chunk(at, at + VISIBILITY_BATCH)
+        const reply = await this.#settle('setVisibility', undefined, async () => await inCurrentPeriods<Array<number | string | null>>(this.#clock, async (p) => {
+          const reply = await scripts.setVisibility(this.redis, {
+            ...k,
+            week: this.keys.period(guildId, p.week.label),
+            lastWeek: this.keys.period(guildId, p.lastWeek.label),
+            month: this.keys.period(guildId, p.month.label),
+            lastMonth: this.keys.period(guildId, p.lastMonth.label),
+            from: p.from,
+            until: p.until
+          }, [], chunk.items)
+          return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
+        }))
+        results[at / VISIBILITY_BATCH] = visibilityResults(chunk, reply)
+        done += chunk.userIds.length
+        onProgress?.(done)
+      }
+    }
+    await Promise.all(Array.from({ length: BULK_IN_FLIGHT }, worker))
+    const byUser = new Map(results.flat().map((r) => [r.userId, r]))
+    return all.userIds.map((userId) => byUser.get(userId) as VisibilityResult)
   }
 
   /** Removes a member and all its data. Returns false when it was not a member. */
@@ -467,7 +576,7 @@ export class LeaderboardWriter {
         const args = columns.args(next, Math.min(next + BULK_BATCH, columns.length))
         next += BULK_BATCH
         const [[err, set] = [null, 0]] = await this.redis.pipeline()
-          .bulkSetMembers(k.board, k.members, k.stats, k.version, ...args).exec() ?? []
+          .bulkSetMembers(k.board, k.members, k.stats, k.version, k.hidden, ...args).exec() ?? []
         if (err !== null) throw err
         // Not `done += await …`: that reads `done` before the await, and the workers overwrite each other.
         done += set as number

@@ -1,6 +1,7 @@
 --[[
   One page of the leaderboard, read consistently with the server's curve and data version.
-  No per-entry work in Lua: the caller decodes board members and records.
+  No per-entry work in Lua: the caller decodes board members and records. Hidden members are
+  neither counted nor listed (includes/visibility.lua).
 
   KEYS[1] board     ZSET board member -> xp
   KEYS[2] members   HASH board member -> record
@@ -13,10 +14,13 @@
   Returns { version|false, total, curve|false, { board member... }, { xp... }, { record|false... } }
   in rank order.
 ]]
-local entries = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
+--- @include "visibility"
+
+local total = visible_total(KEYS[1])
+local entries = redis.call('ZREVRANGE', KEYS[1], ARGV[1], visible_stop(total, ARGV[2]))
 local result = {
   redis.call('GET', KEYS[4]),
-  redis.call('ZCARD', KEYS[1]),
+  total,
   redis.call('HGET', KEYS[3], 'curve'),
   entries
 }

@@ -1,6 +1,7 @@
 --[[
   Many members' records at once (GET /members?ids=…), read consistently with one data version.
-  No per-entry work in Lua beyond the rank of each member found: the caller decodes records.
+  No per-entry work in Lua beyond the rank of each member found: the caller decodes records. A
+  hidden member is not a member here (includes/visibility.lua).
 
   KEYS[1] board     ZSET board member -> xp
   KEYS[2] members   HASH board member -> record
@@ -19,6 +20,7 @@
   clock is outside the window, so the caller reads again with the periods of now_ms.
 ]]
 --- @include "periods"
+--- @include "visibility"
 
 local version = redis.call('GET', KEYS[4])
 local now, current = period_clock(ARGV[1], ARGV[2])
@@ -27,6 +29,7 @@ local n = #ARGV - 2
 local xps = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3))
 local ranks = {}
 for i = 1, n do
+  if xps[i] and is_hidden(xps[i]) then xps[i] = false end
   ranks[i] = xps[i] and redis.call('ZREVRANK', KEYS[1], ARGV[i + 2])
 end
 return {

@@ -4,6 +4,7 @@
 -- checks Redis's clock against that window, so Redis time, not the caller's, decides the period.
 --- @include "clock"
 --- @include "numbers"
+--- @include "visibility"
 
 -- A writer's reply when Redis's clock is outside the window (src/redis/script-status.ts).
 local OUTSIDE_PERIOD_WINDOW = -2
@@ -14,10 +15,11 @@ local function period_clock (from, to)
   return now, now >= tonumber(from) and now < tonumber(to)
 end
 
--- Counts `gained` (> 0) XP into a period board; a member new to it may be the key's first, so
--- the key's expiry is set then (once per member and period, not on every award).
-local function count_in_period (key, member, gained, expire_at)
-  if tonumber(redis.call('ZINCRBY', key, int(gained), member)) == gained then
+-- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`; a member new
+-- to it may be the key's first, so the key's expiry is set then (once per member and period,
+-- not on every award).
+local function count_in_period (key, member, gained, expire_at, hidden)
+  if add_gain(key, member, gained, hidden) then
     redis.call('PEXPIREAT', key, expire_at)
   end
 end

@@ -1,5 +1,6 @@
 --[[
-  Removes a member and all its data (the user left the server), from every period board too.
+  Removes a member and all its data, from every period board too, and forgets whether the user
+  was hidden (includes/visibility.lua).
 
   KEYS[1] board      ZSET board member -> xp
   KEYS[2] members    HASH board member -> record
@@ -11,6 +12,7 @@
   KEYS[8] last_week  ZSET the previous ISO week's
   KEYS[9] month      ZSET the current UTC month's
   KEYS[10] last_month ZSET the previous UTC month's
+  KEYS[11] hidden    HASH board member -> why the user is hidden
 
   ARGV[1] board member
   ARGV[2] operation id
@@ -26,6 +28,7 @@
 --- @include "version"
 --- @include "operations"
 --- @include "periods"
+--- @include "visibility"
 
 local done = replay(KEYS[5], KEYS[6], ARGV[2])
 if done then return done end
@@ -37,8 +40,10 @@ local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then
   return remember(KEYS[5], ARGV[2], ARGV[3], { 0 })
 end
-apply_xp_change(KEYS[3], tonumber(score), 0)
+local xp, hidden = decode_score(score)
+if not hidden then apply_xp_change(KEYS[3], xp, 0) end
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[11], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 for i = 7, 10 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 bump_version(KEYS[4])

@@ -1,6 +1,6 @@
 --[[
   Records a daily claim at a given time, once per UTC calendar day, creating the member (with
-  0 XP) if needed. The streak grows by one when the previous claim was on the previous UTC day
+  0 XP, hidden if the user is: includes/visibility.lua) if needed. The streak grows by one when the previous claim was on the previous UTC day
   and restarts at 1 otherwise. Time comes from Redis so that every writer agrees.
 
   KEYS[1] board    ZSET board member -> xp
@@ -8,6 +8,7 @@
   KEYS[3] version  STRING the server's data version
   KEYS[4] ops      HASH operation id -> reply, this time bucket (includes/operations.lua)
   KEYS[5] ops_prev HASH the same, the previous bucket
+  KEYS[6] hidden   HASH board member -> why the user is hidden
 
   ARGV[1] board member
   ARGV[2] claim time in Unix ms, or '' for now
@@ -25,6 +26,7 @@
 --- @include "records"
 --- @include "version"
 --- @include "operations"
+--- @include "visibility"
 
 local done = replay(KEYS[4], KEYS[5], ARGV[4])
 if done then return done end
@@ -54,6 +56,8 @@ end
 
 write_record(KEYS[2], ARGV[1], streak, string.format('%d', at), name, extension)
 -- A new member enters the board with 0 XP; 0 XP adds nothing to the aggregates.
-redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], int(encode_score(0, hidden_user(KEYS[6], ARGV[1]))), ARGV[1])
+end
 bump_version(KEYS[3])
 return remember(KEYS[4], ARGV[4], ARGV[5], { CLAIMED, streak, at })
