@@ -434,7 +434,10 @@ export class LeaderboardWriter {
    * write keeps it hidden). Setting a state that holds already changes nothing.
    */
   async setVisibility (ref: { guildId: string } & VisibilityChange): Promise<VisibilityResult> {
-    const [result] = await this.setVisibilityMany(ref.guildId, [ref])
+    assertSnowflake('guild_id', ref.guildId)
+    const change = new VisibilityChanges()
+    change.add(ref)
+    const [result] = await this.#applyVisibility(ref.guildId, change)
     return result as VisibilityResult
   }
 
@@ -457,6 +460,10 @@ export class LeaderboardWriter {
         throw err
       }
     })
+    return await this.#applyVisibility(guildId, all, onProgress)
+  }
+
+  async #applyVisibility (guildId: string, all: VisibilityChanges, onProgress?: (done: number) => void): Promise<VisibilityResult[]> {
     const k = this.keys.guild(guildId)
     const results = new Array<VisibilityResult[]>()
     let done = 0

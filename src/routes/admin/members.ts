@@ -32,7 +32,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: write
   }, async (request) => {
     const results = await writer.awardMany(request.params.guild_id, request.body.awards.map((a) => ({
-      userId: a.user_id, xp: a.xp, username: a.username, opId: a.op_id
+      userId: a.user_id, xp: a.xp, username: a.username, displayName: a.display_name, avatarUrl: a.avatar_url, opId: a.op_id
     })), { opId: opIdFor(request, 0) })
     return {
       results: results.map((r) => ({
@@ -51,7 +51,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       operationId: 'setMember',
       tags: ['members'],
-      summary: "Set a member's XP (outright, not multiplied) and/or username",
+      summary: "Set a member's XP (outright, not multiplied) and/or its names (username, display name, avatar)",
       params: MemberParams,
       headers: WriteRequestHeaders,
       body: MemberBody,
@@ -60,14 +60,14 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: write
   }, async (request) => {
     const { guild_id: guildId, user_id: userId } = request.params
-    const { xp, username } = request.body
+    const { xp, username, display_name: displayName, avatar_url: avatarUrl } = request.body
     const opId = opIdFor(request, 0)
     if (xp !== undefined) {
-      await writer.setXp({ guildId, userId, xp, username, opId })
-    } else if (username !== undefined && !await writer.setUsername({ guildId, userId, username, opId })) {
+      await writer.setXp({ guildId, userId, xp, username, displayName, avatarUrl, opId })
+    } else if (!await writer.setNames({ guildId, userId, username, displayName, avatarUrl, opId })) {
       throw new MemberNotFoundError(guildId, userId) // a name alone does not make a member
     }
-    return memberFound(await leaderboard.readMember(guildId, userId), guildId, userId).value
+    return memberFound(await leaderboard.readAnyMember(guildId, userId), guildId, userId).value
   })
 
   fastify.delete('/servers/:guild_id/members/:user_id', {
@@ -103,7 +103,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       const { streak, claimedAt } = await writer.claimDaily({ guildId, userId, opId: opIdFor(request, 0) })
       const { username } = request.body ?? {}
       if (username !== undefined) await writer.setUsername({ guildId, userId, username, opId: opIdFor(request, 1) })
-      const member = memberFound(await leaderboard.readMember(guildId, userId), guildId, userId).value
+      const member = memberFound(await leaderboard.readAnyMember(guildId, userId), guildId, userId).value
       return { daily_streak: streak, last_daily_claim: claimedAt.toISOString(), xp: member.xp, gained: 0 }
     } catch (err) {
       if (!(err instanceof DailyClaimRefusedError) || err.reason !== 'already_claimed' || err.at === undefined) throw err
