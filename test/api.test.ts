@@ -57,8 +57,8 @@ t.test('entries carry username, profile, level and xp; a member never named show
   const { body } = await get(app, `/api/v1/servers/${GUILD}/leaderboard`, key)
   t.same(body, {
     data: [
-      { rank: 1, user_id: '1', username: 'Ada', display_name: 'Ada L.', avatar_url: 'https://cdn.example/a.png', level: 1, xp: 155 },
-      { rank: 2, user_id: '2', username: '2', display_name: null, avatar_url: null, level: 0, xp: 99 }
+      { rank: 1, user_id: '1', username: 'Ada', display_name: 'Ada L.', avatar_url: 'https://cdn.example/a.png', level: 1, xp: 155, level_progress: { xp: 55, required: 155 } },
+      { rank: 2, user_id: '2', username: '2', display_name: null, avatar_url: null, level: 0, xp: 99, level_progress: { xp: 99, required: 100 } }
     ],
     total: 2,
     page: 1

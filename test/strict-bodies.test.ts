@@ -232,7 +232,7 @@ t.test('the Idempotency-Key fingerprint is the body as sent: names in another or
 t.test('a body schema that leaves an object open is an error when the app is built', async (t) => {
   const config = parseConfig({ redisUrl: server.url, logLevel: 'silent' })
   // A listener of its own, with routes open to anyone: only the body schema is at stake.
-  const guard = { prefix: '/test', kinds: [], documents: [], hooks: () => ({}) }
+  const guard = { prefixes: ['/test'], kinds: [], documents: [], hooks: () => ({}) }
   const open = { access: { kind: 'service' } } as const
   for (const [what, body, path] of [
     ['the body itself', Type.Object({ a: Type.String() }), '/'],

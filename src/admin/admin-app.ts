@@ -56,7 +56,7 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
 /** An instance of the write API, for server.ts and the tests alike. */
 export function buildAdminApp (config: Config, options: FastifyServerOptions = {}) {
   return buildInstance(config, adminApp, {
-    prefix: ADMIN_PREFIX,
+    prefixes: [ADMIN_PREFIX],
     kinds: ['token'],
     documents: [ADMIN_DOCS_PREFIX],
     hooks: (fastify) => ({ authenticateToken: fastify.authenticateToken, checkTokenServer: fastify.checkTokenServer, idempotency: fastify.claimIdempotencyKey })

@@ -2,7 +2,7 @@
 // do not edit by hand. The bodies of the API's answers, as plain types.
 
 /** Every error code the API sends (the `code` of an error body). */
-export type ErrorCode = 'bad_request' | 'invalid_parameter' | 'missing_api_key' | 'invalid_api_key' | 'forbidden' | 'member_not_found' | 'not_found' | 'request_timeout' | 'payload_too_large' | 'rate_limited' | 'headers_too_large' | 'internal_error' | 'service_unavailable'
+export type ErrorCode = 'bad_request' | 'invalid_parameter' | 'missing_api_key' | 'invalid_api_key' | 'forbidden' | 'member_not_found' | 'board_not_found' | 'not_found' | 'request_timeout' | 'payload_too_large' | 'rate_limited' | 'headers_too_large' | 'internal_error' | 'service_unavailable'
 
 /** The boards a leaderboard can rank by. */
 export type Period = 'all' | 'week' | 'month' | 'last_week' | 'last_month'
@@ -33,6 +33,16 @@ export interface LeaderboardEntry {
    * XP; on a period board, the XP gained in that period
    */
   xp: number
+  level_progress: {
+    /**
+     * XP earned within the current level
+     */
+    xp: number
+    /**
+     * XP the current level takes to complete (from level to level + 1)
+     */
+    required: number
+  }
 }
 
 /**
@@ -197,6 +207,7 @@ export interface ErrorBody {
     | 'invalid_api_key'
     | 'forbidden'
     | 'member_not_found'
+    | 'board_not_found'
     | 'not_found'
     | 'request_timeout'
     | 'payload_too_large'

@@ -14,6 +14,7 @@ import { InvalidApiKeyError, RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
 import { redisUnavailability } from '../redis/errors.js'
+import { slugOf } from './public-admission.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -107,27 +108,36 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
       stream.end()
       return reply
     }
-    watcher.subscribe(spec, stream, {
-      charge: async () => (await fastify.quota(request, true)).admitted,
-      // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
-      // after a key changed: a key revoked, rotated or moved off the server loses its streams.
-      expiresAt: request.apiKey?.expiresAtLocal ?? null,
-      allowed: async () => {
-        try {
-          await fastify.authenticate(request)
-        } catch (err) {
-          if (err instanceof InvalidApiKeyError) return false
-          throw err // Redis away (a 503): the stream goes on
+    const publicBoard = request.routeOptions.config.access?.kind === 'public'
+    watcher.subscribe(spec, stream, publicBoard
+      ? {
+          // A public board's stream counts against its client address, and ends when the slug no
+          // longer names the board's server (made private, or moved).
+          charge: async () => (await fastify.publicBoards.count(request)).success,
+          expiresAt: null,
+          allowed: async () => await fastify.publicBoards.resolve(slugOf(request)) === spec.guildId
         }
-        return request.apiKey !== null && keyCoversServer(request.apiKey, spec.guildId)
-      }
-    })
+      : {
+          charge: async () => (await fastify.quota(request, true)).admitted,
+          // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
+          // after a key changed: a key revoked, rotated or moved off the server loses its streams.
+          expiresAt: request.apiKey?.expiresAtLocal ?? null,
+          allowed: async () => {
+            try {
+              await fastify.authenticate(request)
+            } catch (err) {
+              if (err instanceof InvalidApiKeyError) return false
+              throw err // Redis away (a 503): the stream goes on
+            }
+            return request.apiKey !== null && keyCoversServer(request.apiKey, spec.guildId)
+          }
+        })
     response.once('close', () => { watcher.unsubscribe(stream) })
     return reply
   }
 
   fastify.decorate('live', { open, reserve: reserveStream })
-}, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission'] })
+}, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission', 'public-admission'] })
 
 /** A Last-Event-ID as an entity tag: as sent (quoted, the `id:` we wrote), or bare. */
 function quoted (id: string): string {

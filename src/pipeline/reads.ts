@@ -43,7 +43,9 @@ declare module 'fastify' {
  * parameter a body depends on can be left out of it.
  */
 export function readCacheKey (request: FastifyRequest): string {
-  return cacheKeyOf(request.routeOptions.url ?? '', request.params, request.query)
+  const key = cacheKeyOf(request.routeOptions.url ?? '', request.params, request.query)
+  // A public board's slug names a server only for a while (it may move to another).
+  return request.publicServer === undefined ? key : `${key} @${request.publicServer}`
 }
 
 /** The cache key of the read at route `url` with these validated parameters. */

@@ -53,6 +53,7 @@ const PUBLIC_DOCUMENT: DocumentSpec = {
     { name: 'members', description: "One member's record" },
     { name: 'stats', description: "A server's aggregates and curve settings" },
     { name: 'keys', description: 'The API key itself' },
+    { name: 'public', description: 'Public boards: the leaderboard, members and stats of a server that opted in, by its slug, with no key (limited per client address)' },
     { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
   ],
   securityScheme: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key of the server in the path (`lbk_…`)' } },

@@ -11,7 +11,7 @@ import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
 import { followingRedirects } from '../redis/errors.js'
-import { type Curve, DEFAULT_CURVE, isCurve, levelForXp, levelProgress } from '../levels/curves.js'
+import { type Curve, DEFAULT_CURVE, isCurve, levelProgress } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError } from '../errors.js'
@@ -65,14 +65,16 @@ function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], 
   for (let i = 0; i < members.length; i++) {
     const userId = userIdFromBoardMember(members[i] as string)
     const { username, displayName, avatarUrl } = parseRecord(records[i])
+    const progress = levelProgress(curve, Number(xps[i] ?? 0))
     data[i] = {
       rank: firstRank + i,
       user_id: userId,
       username: username ?? userId,
       display_name: displayName,
       avatar_url: avatarUrl,
-      level: levelForXp(curve, Number(xps[i] ?? 0)),
-      xp: Number(shownXps[i])
+      level: progress.level,
+      xp: Number(shownXps[i]),
+      level_progress: { xp: progress.xp, required: progress.required }
     }
   }
   return data

@@ -89,6 +89,8 @@ declare module 'ioredis' {
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
     configureGuild(...args: Str[]): Result<[number, number], Context>
     setVisibility(numberOfKeys: number, ...args: Str[]): Result<Array<number | string | null>, Context>
+    claimSlug(...args: Str[]): Result<[number, string?], Context>
+    releaseSlug(...args: Str[]): Result<number, Context>
     bulkSetMembers(board: string, members: string, stats: string, version: string, hidden: string, ...memberArgs: Str[]): Result<number, Context>
     leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string,

@@ -40,6 +40,14 @@ export const WRITE_SCRIPTS = {
     keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth'],
     argv: ['from', 'until']
   },
+  claimSlug: {
+    keys: ['slugs'],
+    argv: ['slug', 'guildId', 'staleHolder']
+  },
+  releaseSlug: {
+    keys: ['slugs'],
+    argv: ['slug', 'guildId']
+  },
   // Then the fields set (field, value pairs) and the fields cleared: configureGuild's `changes`.
   configureGuild: {
     keys: ['settings', 'version'],
@@ -83,6 +91,14 @@ export async function removeMember (redis: RedisClient, input: ScriptInput<'remo
 
 export async function dailyClaim (redis: RedisClient, input: ScriptInput<'dailyClaim'>): Promise<[number, number, number?]> {
   return await redis.dailyClaim(...scriptArgs('dailyClaim', input))
+}
+
+export async function claimSlug (redis: RedisClient, input: ScriptInput<'claimSlug'>): Promise<[number, string?]> {
+  return await redis.claimSlug(...scriptArgs('claimSlug', input))
+}
+
+export async function releaseSlug (redis: RedisClient, input: ScriptInput<'releaseSlug'>): Promise<number> {
+  return await redis.releaseSlug(...scriptArgs('releaseSlug', input))
 }
 
 /**

@@ -48,3 +48,9 @@ export const DisplayName = Type.Union([Type.String(), Type.Null()], {
   description: "The member's display name in the server (its nickname), as the bot recorded it; null when none was"
 })
 export const AvatarUrl = Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: "The member's avatar, an https URL, as the bot recorded it; null when none was" })
+
+/** A member's way through its level (its overall XP, under the server's curve). */
+export const LevelProgress = Type.Object({
+  xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
+  required: Type.Integer({ minimum: 1, description: 'XP the current level takes to complete (from level to level + 1)' })
+})

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { AvatarUrl, DisplayName, named, ref } from './common.js'
+import { AvatarUrl, DisplayName, LevelProgress, named, ref } from './common.js'
 import { PERIODS } from '../periods/periods.js'
 
 export const LIMIT_DEFAULT = 10
@@ -25,7 +25,8 @@ export const LeaderboardEntry = named('LeaderboardEntry', Type.Object({
   display_name: DisplayName,
   avatar_url: AvatarUrl,
   level: Type.Integer({ minimum: 0 }),
-  xp: Type.Integer({ minimum: 0, description: 'XP; on a period board, the XP gained in that period' })
+  xp: Type.Integer({ minimum: 0, description: 'XP; on a period board, the XP gained in that period' }),
+  level_progress: LevelProgress
 }, { description: 'A ranked member' }))
 
 export const LeaderboardPage = named('LeaderboardPage', Type.Object({

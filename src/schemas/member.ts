@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { AvatarUrl, DisplayName, named, ref } from './common.js'
+import { AvatarUrl, DisplayName, LevelProgress, named, ref } from './common.js'
 
 export const MemberRecord = named('MemberRecord', Type.Object({
   user_id: Type.String({ examples: ['1100000000000000777'] }),
@@ -16,10 +16,7 @@ export const MemberRecord = named('MemberRecord', Type.Object({
   ], { description: 'When the member last claimed its daily reward; null if never' }),
   weekly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current ISO week (from Monday 00:00 UTC)' }),
   monthly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current UTC calendar month' }),
-  level_progress: Type.Object({
-    xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
-    required: Type.Integer({ minimum: 1, description: 'XP the current level takes to complete (from level to level + 1)' })
-  })
+  level_progress: LevelProgress
 }, { description: "A member's record" }))
 
 export const IDS_MAX = 100

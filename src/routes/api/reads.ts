@@ -30,6 +30,7 @@ export const reads = [
     read: async (reader, { params, query }) =>
       await reader.readPage(params.guild_id, query.page ?? 1, query.limit ?? LIMIT_DEFAULT, query.period ?? 'all'),
     stream: { operationId: 'streamLeaderboard', summary: 'A page of the leaderboard, sent again whenever it changes (server-sent events)', event: 'leaderboard' },
+    public: { operationId: 'getPublicLeaderboard', streamOperationId: 'streamPublicLeaderboard' },
     client: {
       method: 'leaderboard',
       doc: 'A page of the board: all time, or XP gained in a `period`.',
@@ -53,6 +54,7 @@ export const reads = [
     perDay: true, // daily_streak
     read: async (reader, { params }) => memberFound(await reader.readMember(params.guild_id, params.user_id), params.guild_id, params.user_id),
     stream: { operationId: 'streamMember', summary: "One member's record, sent again whenever it changes (server-sent events)", event: 'member' },
+    public: { operationId: 'getPublicMember', streamOperationId: 'streamPublicMember', notFound: '`member_not_found`: the user is not a member (or is hidden)' },
     client: {
       method: 'member',
       doc: 'One member\'s record; a non-member throws `member_not_found`.',
@@ -101,6 +103,7 @@ export const reads = [
     server: (params) => params.guild_id,
     read: async (reader, { params }) => await reader.readStats(params.guild_id),
     stream: { operationId: 'streamStats', summary: "The server's aggregates and settings, sent again whenever they change (server-sent events)", event: 'stats' },
+    public: { operationId: 'getPublicStats', streamOperationId: 'streamPublicStats' },
     client: {
       method: 'stats',
       doc: "The server's aggregates and settings.",
