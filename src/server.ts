@@ -10,7 +10,7 @@ import { buildAdminApp } from './admin/admin-app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
-import { prepareDemo } from './demo/prepare-demo.js'
+import { DEMO_SLUG, prepareDemo } from './demo/prepare-demo.js'
 import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
@@ -37,8 +37,8 @@ if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
 
 // Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
 const app = buildApp(config)
-// The demo's live leaderboard page at / (and its simulated bot, started below).
-if (localRedis !== undefined) app.register(demoPagePlugin)
+// The demo's page at / (its server's public board), and its simulated bot, started below.
+if (localRedis !== undefined) app.register(demoPagePlugin, { slug: DEMO_SLUG })
 let demoBot: { stop: () => void } | undefined
 // The write API, on its own listener when ADMIN_PORT is set: the public port never serves a write.
 const admin = config.adminPort === undefined ? undefined : buildAdminApp(config)
@@ -122,8 +122,7 @@ if (localRedis !== undefined) {
     '',
     `  ${demo.curl}`,
     '',
-    // The key goes in the fragment, which browsers never send: it stays out of every log.
-    `  Live leaderboard page (a simulated bot awards XP every second): ${baseUrl}/#key=${demo.key}&guild=${demo.guildId}`,
+    `  Live leaderboard page (the demo server's public board; a simulated bot awards XP every second): ${demo.pageUrl}`,
     '',
     ''
   ].join('\n'))

@@ -34,6 +34,8 @@ declare module 'fastify' {
      * may throw (a 404, say).
      */
     serveRead: <T>(request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) => Promise<FastifyReply>
+    /** serveRead for a body that is text already (a public board's page, a rank card), sent as `type`. */
+    serveRendered: (request: FastifyRequest, reply: FastifyReply, type: string, render: () => Promise<Versioned<string>>) => Promise<FastifyReply>
   }
 }
 
@@ -76,11 +78,11 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     return cache.get(cacheKey, version, perDay ? redisClock.now() : undefined)
   }
 
-  function send (request: FastifyRequest, reply: FastifyReply, cacheKey: string, entry: CachedBody): FastifyReply {
+  function send (request: FastifyRequest, reply: FastifyReply, cacheKey: string, entry: CachedBody, type = 'application/json; charset=utf-8'): FastifyReply {
     const encoding = chooseEncoding(request.headers['accept-encoding'], entry.identity.length)
     const tag = matchingTag(request.headers['if-none-match'], entry.tag)
     if (tag !== null) return sendNotModified(reply, tag)
-    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type('application/json; charset=utf-8')
+    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type(type)
     if (encoding !== 'identity') reply.header('content-encoding', encoding)
     return reply.send(cache.body(cacheKey, entry, encoding))
   }
@@ -95,10 +97,11 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
    * version read came after it did). After a write, an instance's requests for one URL cost one
    * read script, not one each. Not with the cache off, where every read goes to Redis.
    */
-  async function readShared<T> (reply: FastifyReply, cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>): Promise<CachedBody> {
+  async function readShared<T> (cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>,
+    serialize: (value: T) => string): Promise<CachedBody> {
     const fresh = async (): Promise<CachedBody> => {
       const result = await withDeadline(followingRedirects(read), commandTimeoutMs)
-      return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
+      return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, serialize(result.value))
     }
     if (!remember || version === undefined) return await fresh()
     const id = `${version} ${perDay ? utcDay(redisClock.now()) : ''} ${cacheKey}`
@@ -112,7 +115,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     return await pending
   }
 
-  fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) {
+  async function serve<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>, serialize: (value: T) => string, type?: string): Promise<FastifyReply> {
     const cacheKey = readCacheKey(request)
     const perDay = bodyDependsOnDay(request)
     let entry = cached(cacheKey, request.dataVersion, perDay)
@@ -120,8 +123,16 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
       stats.hits++
     } else {
       stats.misses++
-      entry = await readShared(reply, cacheKey, request.dataVersion, perDay, read)
+      entry = await readShared(cacheKey, request.dataVersion, perDay, read, serialize)
     }
-    return await send(request, reply, cacheKey, entry)
+    return await send(request, reply, cacheKey, entry, type)
+  }
+
+  fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) {
+    return await serve(request, reply, read, (value) => reply.serialize(value) as string)
+  })
+
+  fastify.decorate('serveRendered', async function serveRendered (request: FastifyRequest, reply: FastifyReply, type: string, render: () => Promise<Versioned<string>>) {
+    return await serve(request, reply, render, (text) => text, type)
   })
 }, { name: 'reads', dependencies: ['config', 'redis', 'response-cache'] })

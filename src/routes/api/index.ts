@@ -15,6 +15,7 @@ import publicAdmissionPlugin from '../../pipeline/public-admission.js'
 import { registerPublicReads, registerReads } from '../../pipeline/read-routes.js'
 import { reads } from './reads.js'
 import meRoutes from './me.js'
+import { boardPageRoutes, rankCardRoutes } from '../public/board-page.js'
 
 export const API_PREFIX = '/api/v1'
 /** Public boards' reads (no key): `/public/v1/{slug}/leaderboard` and the like. */
@@ -29,5 +30,9 @@ export default async function api (fastify: FastifyInstance) {
     registerReads(keyed, reads)
     await keyed.register(meRoutes)
   }, { prefix: API_PREFIX })
-  await fastify.register(async (boards) => { registerPublicReads(boards, reads) }, { prefix: PUBLIC_PREFIX })
+  await fastify.register(async (boards) => {
+    registerPublicReads(boards, reads)
+    await boards.register(rankCardRoutes)
+  }, { prefix: PUBLIC_PREFIX })
+  await fastify.register(boardPageRoutes)
 }
