@@ -223,7 +223,7 @@ function row (e: Entry): string {
   const name = e.display_name ?? e.username
   const avatar = e.avatar_url === null
     ? `<span class="avatar" aria-hidden="true">${escapeHtml(Array.from(name)[0] ?? '?')}</span>`
-    : `<img class="avatar" src="${escapeHtml(e.avatar_url)}" width="36" height="36" loading="lazy">`
+    : `<img class="avatar" src="${escapeHtml(e.avatar_url)}" alt="" width="36" height="36" loading="lazy">`
   const handle = e.display_name !== null && e.display_name !== e.username ? `<span class="handle">${escapeHtml(e.username)}</span>` : ''
   const { xp, required } = e.level_progress
   return `<tr data-user="${e.user_id}" data-xp="${e.xp}"><td class="rank">${e.rank}${rankChange(e.rank_change)}</td>` +
