@@ -19,11 +19,11 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { freePort } from '../src/redis/redis-server.js'
-import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { TokenStore } from '../src/tokens/token-store.js'
-import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
+import { type Cleanups, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '4' } } })
 const SECONDS = Number(args.seconds)
@@ -36,12 +36,6 @@ const SINGLE_RATE = 1000
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const userIds = Array.from({ length: MEMBERS }, (_, i) => String(500_000_000_000_000_000n + BigInt(i) * 104_729n))
 const randomUser = (): string => userIds[Math.floor(Math.random() * MEMBERS)] ?? '1'
-
-async function redisCpuUs (redis: RedisClient): Promise<number> {
-  const info = await redis.info('cpu')
-  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
-  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
-}
 
 /** One POST with a JSON body on `agent`: the status and the time it took, ms. */
 async function post (agent: Agent, port: number, path: string, token: string, body: string): Promise<{ status: number, ms: number }> {

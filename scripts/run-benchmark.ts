@@ -2,6 +2,7 @@
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { RedisClient } from '../src/redis/client.js'
 
 export type Cleanups = Array<() => Promise<void>>
 
@@ -40,4 +41,11 @@ export async function startProcess (cleanups: Cleanups, argv: string[], env: Nod
     await sleep(100)
   }
   throw new Error(`${url} did not answer in 30 s`)
+}
+
+/** Redis's main-thread CPU so far (INFO cpu, user + sys), µs: the difference over a run is its Redis cost. */
+export async function redisCpuUs (redis: RedisClient): Promise<number> {
+  const info = await redis.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
+  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
 }

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
+import type { Registry } from 'prom-client'
 import { lazyChildLoggerFactory, loggerOptions, RequestLogController } from './logger.js'
 import configPlugin from './plugins/config.js'
 import redisPlugin from './plugins/redis.js'
@@ -21,6 +22,8 @@ import { COMPRESSION_THRESHOLD } from './http/encoding.js'
 import lifecyclePlugin from './pipeline/lifecycle.js'
 import underPressurePlugin from './pipeline/shedding.js'
 import corsPlugin from './plugins/cors.js'
+import { webhookDeliveryPlugin } from './plugins/webhooks.js'
+import calendarTickerPlugin from './plugins/calendar-ticker.js'
 import healthRoutes from './routes/health.js'
 import apiRoutes, { API_PREFIX, PUBLIC_PREFIX } from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
@@ -34,6 +37,11 @@ export { API_PREFIX }
 
 export interface AppOptions {
   config: Config
+  /**
+   * The registry of the API's metrics (served on METRICS_PORT), for the write API's requests to
+   * go into the same `http_request_duration_seconds`; read when a request completes.
+   */
+  metricsRegistry?: () => Registry | null
 }
 
 /**
@@ -65,8 +73,10 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(authPlugin)
   await fastify.register(responseCachePlugin)
   await fastify.register(metricsPlugin)
+  await fastify.register(webhookDeliveryPlugin)
   await fastify.register(openapiPlugin)
   await fastify.register(docsPagePlugin)
+  await fastify.register(calendarTickerPlugin)
   await fastify.register(healthRoutes)
   await fastify.register(apiRoutes)
 }
@@ -97,7 +107,8 @@ export function buildApp (config: Config, options: FastifyServerOptions = {}) {
  * that holds each route to its declared access (src/pipeline/access.ts). The public API
  * (buildApp) and the write API (src/admin/admin-app.ts) are both made by it.
  */
-export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {}) {
+export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOptions>, guard: GuardOptions, options: FastifyServerOptions = {},
+  appOptions: Omit<AppOptions, 'config'> = {}) {
   const fastify = Fastify({
     logger: loggerOptions(config.logLevel),
     logController: new RequestLogController(),
@@ -130,6 +141,6 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
     reply.header('x-request-id', request.id).headers(SECURITY_HEADERS)
     done()
   })
-  fastify.register(fp(plugin), { config })
+  fastify.register(fp(plugin), { ...appOptions, config })
   return fastify
 }

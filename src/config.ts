@@ -50,7 +50,7 @@ export const ConfigSchema = Type.Object({
   requestTimeoutMs: PositiveInteger('REQUEST_TIMEOUT_MS: longest a client may take to send a request (headers included)', 10_000, 1000, 300_000),
   shutdownDrainMs: ZeroOrPositive('SHUTDOWN_DRAIN_MS: on SIGTERM, how long to keep serving with /readyz at 503 before closing', 5000, 60_000,
     'close at once'),
-  maxEventLoopDelayMs: ZeroOrPositive('MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay', 50, 60_000, 'never'),
+  maxEventLoopDelayMs: ZeroOrPositive("MAX_EVENT_LOOP_DELAY_MS: shed load (503) past this mean event-loop delay, over a second in which the loop was 90% busy with the instance's own work (on a CPU a quarter of that time)", 50, 60_000, 'never'),
   maxInFlight: ZeroOrPositive('MAX_IN_FLIGHT: shed load (503) while more requests than this are in progress on the instance', 256, 1_000_000, 'never'),
   maxHeapUsedPercent: ZeroOrPositive("MAX_HEAP_USED_PERCENT: shed load (503) past this share of V8's heap limit", 90, 100, 'never'),
   outageLogIntervalMs: PositiveInteger('OUTAGE_LOG_INTERVAL_MS: how often an outage is summarised in the log', 30_000, 100, 3_600_000),
@@ -65,6 +65,15 @@ export const ConfigSchema = Type.Object({
   adminHost: Type.String({ minLength: 1, default: '127.0.0.1', description: 'ADMIN_HOST: address the write API listens on' }),
   // At most the contract's 256 MiB: a MEE6 file is held whole as text while it is parsed.
   importBodyLimitMb: PositiveInteger('IMPORT_BODY_LIMIT_MB: largest body of a write-API import, in MiB; past it 413', 256, 1, 256),
+  webhookDelivery: Type.Boolean({ default: true, description: 'WEBHOOK_DELIVERY: this process delivers webhooks (one instance at a time per server, by a lease in Redis)' }),
+  webhookAllowPrivate: Type.Boolean({ default: false, description: 'WEBHOOK_ALLOW_PRIVATE: webhooks may be sent to private, loopback and link-local addresses' }),
+  webhookTimeoutMs: PositiveInteger("WEBHOOK_TIMEOUT_MS: longest wait for a webhook receiver's answer", 10_000, 100, 60_000),
+  webhookQueueLimit: PositiveInteger('WEBHOOK_QUEUE_LIMIT: events kept per server while a webhook is behind; older ones are dropped', 100_000, 100, 10_000_000),
+  webhookRetryFirstMs: PositiveInteger('WEBHOOK_RETRY_FIRST_MS: delay before retrying a failed delivery; it doubles with each failure', 5000, 1, 3_600_000),
+  webhookRetryMaxMs: PositiveInteger('WEBHOOK_RETRY_MAX_MS: longest delay between retries', 3_600_000, 1, 86_400_000),
+  webhookRetryForMs: PositiveInteger('WEBHOOK_RETRY_FOR_MS: how long after its creation an event is still retried', 86_400_000, 1000, 7 * 86_400_000),
+  calendarTickMs: ZeroOrPositive('CALENDAR_TICK_MS: how often the instance ends the seasons due and closes the days that ended, for every server', 1000, 3_600_000,
+    'never here (another instance must, or the servers\' history stops at their last closed day)'),
   corsOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
     default: [], maxItems: 100, description: 'CORS_ORIGINS: origins whose pages may call the API (`*`: any); none means CORS off'
   })
@@ -103,6 +112,14 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   adminPort: 'ADMIN_PORT',
   adminHost: 'ADMIN_HOST',
   importBodyLimitMb: 'IMPORT_BODY_LIMIT_MB',
+  webhookDelivery: 'WEBHOOK_DELIVERY',
+  webhookAllowPrivate: 'WEBHOOK_ALLOW_PRIVATE',
+  webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
+  webhookQueueLimit: 'WEBHOOK_QUEUE_LIMIT',
+  webhookRetryFirstMs: 'WEBHOOK_RETRY_FIRST_MS',
+  webhookRetryMaxMs: 'WEBHOOK_RETRY_MAX_MS',
+  webhookRetryForMs: 'WEBHOOK_RETRY_FOR_MS',
+  calendarTickMs: 'CALENDAR_TICK_MS',
   corsOrigins: 'CORS_ORIGINS'
 }
 
@@ -192,7 +209,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       } catch {
         throw new ConfigError('invalid configuration: PLAN_LIMITS must be JSON such as {"free":100,"starter":1000,"professional":10000}')
       }
-    } else if (field === 'redisCluster') {
+    } else if (field === 'redisCluster' || field === 'webhookDelivery' || field === 'webhookAllowPrivate') {
       input[field] = envBoolean(raw)
     } else if (field === 'trustProxy') {
       input[field] = parseTrustProxy(raw)

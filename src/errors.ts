@@ -33,6 +33,13 @@ export class MemberNotFoundError extends LeaderboardError<'member_not_found'> {
   }
 }
 
+/** A season that was never started, or is past the server's season_retention. */
+export class SeasonNotFoundError extends LeaderboardError<'season_not_found'> {
+  constructor (guildId: string, season: 'current' | number | undefined) {
+    super('season_not_found', `server ${guildId} keeps no season ${String(season)}: seasons are numbered from 1, and only the last season_retention ended ones are kept`)
+  }
+}
+
 /** An award that would lift a member past MAX_XP; nothing was changed. */
 export class XpLimitError extends LeaderboardError<'xp_limit'> {
   constructor (message: string) { super('xp_limit', message) }
@@ -85,6 +92,17 @@ export class BoardNotFoundError extends LeaderboardError<'board_not_found'> {
 /** A change (rotation, plan) asked of a key that was revoked or has expired; nothing was changed. */
 export class ApiKeyInactiveError extends LeaderboardError<'api_key_inactive'> {
   constructor (message: string) { super('api_key_inactive', message) }
+}
+
+export class WebhookNotFoundError extends LeaderboardError<'webhook_not_found'> {
+  constructor (guildId: string, id: string) { super('webhook_not_found', `server ${guildId} has no webhook with id ${id}`) }
+}
+
+/** A ping asked of a webhook that was disabled (its receiver answered 410 Gone). */
+export class WebhookDisabledError extends LeaderboardError<'webhook_disabled'> {
+  constructor (id: string, disabledAt: Date) {
+    super('webhook_disabled', `webhook ${id} was disabled at ${disabledAt.toISOString()} (its receiver answered 410 Gone); delete it and create it again`)
+  }
 }
 
 // Errors of the HTTP API's authentication and limits.

@@ -21,12 +21,17 @@ export {
   type ImportedSettings, type ImportOptions, type ImportProblem, type ImportProgress, type ImportSummary, type RowPosition, type SourceRow
 } from './transfer/import-members.js'
 export {
-  importFile, importStream, openImportFile, openImportStream, csvSource, mee6Source, parseMee6Json, importFormatOf, formatFromName,
-  IMPORT_FORMATS, CSV_REQUIRED_COLUMNS, CSV_SETTINGS_COLUMNS,
-  type ImportFileOptions, type ImportFormat, type RowSource
+  importFile, importStream, openImportFile, openImportStream, csvSource, importFormatOf, formatFromName,
+  IMPORT_FORMATS, JSON_IMPORT_FORMATS, CSV_REQUIRED_COLUMNS, CSV_SETTINGS_COLUMNS,
+  type ImportFileOptions, type ImportFormat, type JsonImportFormat, type RowSource
 } from './transfer/import-sources.js'
+export { jsonSource, type JsonSourceOptions } from './transfer/json-pages.js'
 export {
   exportMembers, MemberExport, EXPORT_COLUMNS, EXPORT_FORMATS, EXPORT_CHUNK,
   type ExportedMember, type ExportFormat, type ExportOptions
 } from './transfer/export-members.js'
 export * from './client/index.js'
+// The client's verifier too, built on the standardwebhooks package (shadows the client's, same signature).
+export { verifyWebhook } from './webhooks/verify.js'
+export { WebhookStore, MAX_WEBHOOKS_PER_SERVER, type DeliveryAttempt, type WebhookInfo } from './webhooks/webhook-store.js'
+export { EVENT_TYPES, type EventType, type ServerEvent, type SubscribableEventType } from './webhooks/events.js'

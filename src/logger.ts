@@ -35,6 +35,8 @@ export interface RequestLine {
   ip: string
   guild: string | undefined
   keyId: string | undefined
+  /** The write API's token id (never the token), once authenticated. */
+  tokenId: string | undefined
 }
 
 /** A query parameter whose name says it holds a secret: no endpoint takes one, but a client may send its key that way by mistake. */
@@ -45,7 +47,7 @@ export function loggableUrl (url: string): string {
   return url.includes('?') ? url.replace(SECRET_PARAMETER, '$1[redacted]') : url
 }
 
-/** The request's one log line, when it completes: what an operator filters on; a key's id, never the key. */
+/** The request's one log line, when it completes: what an operator filters on; a key's or token's id, never the key or token. */
 export class RequestLogController extends LogController {
   override incomingRequest (): void {}
 
@@ -64,7 +66,8 @@ export class RequestLogController extends LogController {
       ms: Math.round(reply.elapsedTime * 100) / 100,
       ip: request.ip,
       guild: (request.params as { guild_id?: string } | undefined)?.guild_id,
-      keyId: request.apiKey?.id
+      keyId: request.apiKey?.id,
+      tokenId: request.token?.id
     }
     if (failed) log.error({ ...line, err: error }, 'request')
     else writeRequestLine(log, line)
@@ -94,7 +97,7 @@ export function writeRequestLine (root: FastifyBaseLogger, line: RequestLine): v
   const text = `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(line.reqId)},` +
     `"method":${JSON.stringify(line.method)},"url":${JSON.stringify(line.url)},${optional('route', line.route)}` +
     `"statusCode":${line.statusCode},${optional('code', line.code)}"ms":${line.ms},"ip":${JSON.stringify(line.ip)},` +
-    `${optional('guild', line.guild)}${optional('keyId', line.keyId)}"msg":"request"}\n`
+    `${optional('guild', line.guild)}${optional('keyId', line.keyId)}${optional('tokenId', line.tokenId)}"msg":"request"}\n`
   if (pendingLines.size === 0) setImmediate(writePendingLines)
   pendingLines.set(stream, (pendingLines.get(stream) ?? '') + text)
 }

@@ -2,18 +2,21 @@
 // shutdown on signals (drain, then close; see pipeline/lifecycle.ts). Without REDIS_URL it is
 // the newcomer's demo: it runs a local redis-server (data in ./.data), seeds a demo server and
 // prints a key; the port and the key are kept in ./.data/demo.json and reused by the next start.
-// The demo also serves a live leaderboard page at / and runs a simulated bot awarding XP.
+// The demo also serves a live leaderboard page at / and runs a simulated bot awarding XP, and
+// the write API on 127.0.0.1 (ADMIN_PORT, else PORT + 1), so a bot can write to it at once.
 import closeWithGrace from 'close-with-grace'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from './app.js'
 import { buildAdminApp } from './admin/admin-app.js'
+import { CLOSE_GRACE_MS } from './pipeline/lifecycle.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
-import { DEMO_SLUG, prepareDemo } from './demo/prepare-demo.js'
+import { DEMO_SLUG, prepareDemo, seedDemo } from './demo/prepare-demo.js'
 import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
+import { installIoredisGcFix } from './redis/ioredis-gc-fix.js'
 
 function fail (message: string): never {
   process.stderr.write(`error: ${message}\n`)
@@ -28,31 +31,47 @@ try {
   throw err
 }
 
+// This process is the service's own: ioredis's per-command objects are made young here (before
+// any client exists), not in a process that merely imports the library (see the module).
+const gcFix = installIoredisGcFix()
+
 const DEMO_DIR = '.data'
 const demoState = config.redisUrl === undefined ? readDemoState(DEMO_DIR) : undefined
 const localRedis = demoState !== undefined
   ? await startLocalRedis({ dir: DEMO_DIR, port: demoState.redisPort }).catch((err: Error) => fail(err.message))
   : undefined
-if (localRedis !== undefined) config = { ...config, redisUrl: localRedis.url }
+/** True when the demo chose the write API's port (ADMIN_PORT unset). */
+const demoAdminPort = localRedis !== undefined && config.adminPort === undefined
+if (localRedis !== undefined) {
+  config = { ...config, redisUrl: localRedis.url, adminPort: config.adminPort ?? (config.port > 0 && config.port < 65535 ? config.port + 1 : 0) }
+}
 
 // Timeouts and limits come with the app (src/http/server-options.ts), the same in tests.
 const app = buildApp(config)
+app.log.info({ ioredisGcFix: gcFix }, gcFix.applied
+  ? 'ioredis young-collection fix applied'
+  : `ioredis young-collection fix not applied (${gcFix.reason ?? ''}): correct, with longer young-collection pauses`)
 // The demo's page at / (its server's public board), and its simulated bot, started below.
 if (localRedis !== undefined) app.register(demoPagePlugin, { slug: DEMO_SLUG })
 let demoBot: { stop: () => void } | undefined
 // The write API, on its own listener when ADMIN_PORT is set: the public port never serves a write.
-const admin = config.adminPort === undefined ? undefined : buildAdminApp(config)
+// With METRICS_PORT, its requests are measured in the API's metrics, which exist once the API is ready.
+const admin = config.adminPort === undefined
+  ? undefined
+  : buildAdminApp(config, {}, config.metricsPort === undefined ? undefined : () => app.metricsRegistry)
 
-/**
- * After the drain, how long requests in flight get to finish before the process gives up and
- * exits 1. Requests are bounded by REDIS_COMMAND_TIMEOUT_MS, so this is ample; with the
- * default drain of 5 s the exit comes well within Docker's 10 s stop grace.
- */
-const CLOSE_GRACE_MS = 4000
+/** Plain text for the person at the demo's terminal (the JSON log lines are for machines). */
+function say (...lines: string[]): void {
+  if (localRedis !== undefined) process.stdout.write(lines.map((line) => `${line}\n`).join(''))
+}
 
 closeWithGrace({
   delay: config.shutdownDrainMs + CLOSE_GRACE_MS,
-  logger: { error: (message: unknown) => { app.log.error(message) } }
+  logger: { error: (message: unknown) => { app.log.error(message) } },
+  onSecondSignal: (signal) => {
+    app.log.error({ signal }, 'a second signal: exiting at once')
+    say('', '  Stopped at once.')
+  }
 }, async ({ err, signal }) => {
   if (err !== undefined) {
     app.log.error({ err }, 'closing after an uncaught error')
@@ -61,12 +80,14 @@ closeWithGrace({
     app.lifecycle.drain()
     admin?.lifecycle.drain()
     app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, requests still served')
+    say('', `  Stopping: draining for ${formatSeconds(config.shutdownDrainMs)} (SHUTDOWN_DRAIN_MS), requests still served. ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once.`)
     await sleep(config.shutdownDrainMs)
     app.log.info('closing: no new connections, finishing requests in flight')
   }
   demoBot?.stop()
   await Promise.all([app.close(), admin?.close()])
   await localRedis?.stop()
+  say('  Stopped.')
 })
 
 // Apart from listen, so that a failure while starting (the metrics listener's port taken, say)
@@ -78,6 +99,9 @@ try {
   await localRedis?.stop()
   fail((err as Error).message)
 }
+// The demo's data is seeded before the listener opens: it is the start's work, and an instance
+// that answers /readyz serves.
+const demoSeed = localRedis === undefined ? undefined : await seedDemo({ redis: app.redisClient, keys: app.keys })
 try {
   await app.listen({ port: config.port, host: config.host })
 } catch (err) {
@@ -90,15 +114,25 @@ if (admin !== undefined) {
   } catch (err) {
     await app.close()
     await localRedis?.stop()
-    fail(`cannot listen on ${config.adminHost}:${String(config.adminPort)} (ADMIN_PORT): ${(err as Error).message}`)
+    const which = demoAdminPort ? 'ADMIN_PORT, which the demo sets to PORT + 1 when it is unset: set ADMIN_PORT to a free port' : 'ADMIN_PORT'
+    fail(`cannot listen on ${config.adminHost}:${String(config.adminPort)} (${which}): ${(err as Error).message}`)
   }
 }
 
+/** The URL a local client reaches a listener at: a wildcard address is reached on loopback. */
+function localUrl (server: typeof app.server, host: string): string {
+  const address = server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  const reached = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+  return `http://${reached.includes(':') ? `[${reached}]` : reached}:${port}`
+}
+
+function formatSeconds (ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`
+}
+
 if (localRedis !== undefined) {
-  const address = app.server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : config.port
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
-  const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  const baseUrl = localUrl(app.server, config.host)
   const demo = await prepareDemo({ redis: app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
   writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
   demoBot = startDemoBot({
@@ -117,12 +151,19 @@ if (localRedis !== undefined) {
       ? []
       : [`  Port ${localRedis.portTaken}, the local Redis's port last time, is taken: it now listens on ${localRedis.port}, so REDIS_URL has changed.`]),
     `  Local Redis: REDIS_URL=${localRedis.url}  (data in ./${DEMO_DIR}; use it with npm run cli)`,
-    `  Demo server ${demo.guildId}${demo.seeded ? ' seeded' : ''}; ${demo.keyReused ? 'the' : 'a new'} demo API key (kept in ${stateFile}): ${demo.key}`,
+    `  Demo server ${demo.guildId}${demoSeed?.seeded === true ? ' seeded' : ''}; ${demo.keyReused ? 'the' : 'a new'} demo API key (kept in ${stateFile}): ${demo.key}`,
     ...(demo.staleKey === undefined ? [] : [`  (the key kept from last time ${stale[demo.staleKey]}, so a new one was made)`]),
     '',
     `  ${demo.curl}`,
     '',
     `  Live leaderboard page (the demo server's public board; a simulated bot awards XP every second): ${demo.pageUrl}`,
+    ...(admin === undefined
+      ? []
+      : [
+          '',
+          `  Write API for bots: ${localUrl(admin.server, config.adminHost)}/admin/v1 (ADMIN_PORT). Make it a token, in another terminal:`,
+          `    REDIS_URL=${localRedis.url} npm run cli -- tokens create --name my-bot --servers ${demo.guildId}`
+        ]),
     '',
     ''
   ].join('\n'))

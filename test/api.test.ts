@@ -6,6 +6,7 @@ import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
+import { inFittingWindow } from './helpers/fitting-window.js'
 import { buildApp } from '../src/app.js'
 import { levelForXp } from '../src/levels/curves.js'
 import { loggerOptions, type RequestLine, writeRequestLine } from '../src/logger.js'
@@ -57,8 +58,8 @@ t.test('entries carry username, profile, level and xp; a member never named show
   const { body } = await get(app, `/api/v1/servers/${GUILD}/leaderboard`, key)
   t.same(body, {
     data: [
-      { rank: 1, user_id: '1', username: 'Ada', display_name: 'Ada L.', avatar_url: 'https://cdn.example/a.png', level: 1, xp: 155, level_progress: { xp: 55, required: 155 } },
-      { rank: 2, user_id: '2', username: '2', display_name: null, avatar_url: null, level: 0, xp: 99, level_progress: { xp: 99, required: 100 } }
+      { rank: 1, user_id: '1', username: 'Ada', display_name: 'Ada L.', avatar_url: 'https://cdn.example/a.png', level: 1, xp: 155, level_progress: { xp: 55, required: 155 }, rank_change: null },
+      { rank: 2, user_id: '2', username: '2', display_name: null, avatar_url: null, level: 0, xp: 99, level_progress: { xp: 99, required: 100 }, rank_change: null }
     ],
     total: 2,
     page: 1
@@ -164,10 +165,18 @@ t.test('authentication: missing, empty, unknown, revoked and expired keys; scope
   await apiKeys.revoke(created.id)
   t.equal((await get(app, url, created.key)).body.code, 'invalid_api_key', 'a revoked key is refused')
 
-  const shortLived = await apiKeys.create({ guildId: GUILD, plan: 'free', expiresInSeconds: 1 })
-  t.equal((await get(app, url, shortLived.key)).status, 200)
-  await sleep(1100)
-  t.equal((await get(app, url, shortLived.key)).body.code, 'invalid_api_key', 'an expired key is refused')
+  // A key that lives a second, or longer on a machine whose first request took over a quarter of
+  // its life (inFittingWindow): used within its life, then after it.
+  const { seen: shortLived } = await inFittingWindow(1000, async (lifeMs) => {
+    const began = performance.now()
+    const { key } = await apiKeys.create({ guildId: GUILD, plan: 'free', expiresInSeconds: lifeMs / 1000 })
+    const within = (await get(app, url, key)).status
+    const workMs = performance.now() - began
+    await sleep(lifeMs + 100 - workMs)
+    return { workMs, seen: { within, after: (await get(app, url, key)).body.code } }
+  })
+  t.equal(shortLived.within, 200, 'a key within its life is admitted')
+  t.equal(shortLived.after, 'invalid_api_key', 'an expired key is refused')
 })
 
 t.test('a revoked key is refused within 5 s on an instance that cached it', async (t) => {
@@ -176,14 +185,19 @@ t.test('a revoked key is refused within 5 s on an instance that cached it', asyn
   const url = `/api/v1/servers/${GUILD}/stats`
   t.equal((await get(app, url, created.key)).status, 200, 'the key is now cached')
   await apiKeys.revoke(created.id)
+  // Every request sent once the cached lookup has expired is refused: the last one admitted was
+  // sent within the cache's lifetime of the revocation, however slowly the requests came back.
   const start = Date.now()
+  let lastAdmittedSentAfter = 0
   let status = 200
-  while (status === 200 && Date.now() - start < 6000) {
+  while (status === 200) {
+    const sentAfter = Date.now() - start
     status = (await get(app, url, created.key)).status
+    if (status === 200) lastAdmittedSentAfter = sentAfter
     if (status === 200) await sleep(100)
   }
   t.equal(status, 401)
-  t.ok(Date.now() - start < 5000, `refused after ${Date.now() - start} ms`)
+  t.ok(lastAdmittedSentAfter < 3000, `the last request admitted was sent ${lastAdmittedSentAfter} ms after the revocation, within API_KEY_CACHE_TTL_MS (3 s; 5 s at most)`)
 })
 
 t.test('a cached key still expires on time', async (t) => {
@@ -392,9 +406,11 @@ t.test("a request's line, written as one string, is the line pino writes for the
   }
   const [pinos, ours] = [capture(), capture()]
   const cases: RequestLine[] = [
-    { reqId: 'req-1', method: 'GET', url: `/api/v1/servers/${GUILD}/stats`, route: '/api/v1/servers/:guild_id/stats', statusCode: 200, code: undefined, ms: 1.25, ip: '127.0.0.1', guild: GUILD, keyId: 'abc' },
+    { reqId: 'req-1', method: 'GET', url: `/api/v1/servers/${GUILD}/stats`, route: '/api/v1/servers/:guild_id/stats', statusCode: 200, code: undefined, ms: 1.25, ip: '127.0.0.1', guild: GUILD, keyId: 'abc', tokenId: undefined },
+    // A write over the write API: a token's id, no key.
+    { reqId: 'req-3', method: 'POST', url: `/admin/v1/servers/${GUILD}/awards`, route: '/admin/v1/servers/:guild_id/awards', statusCode: 200, code: undefined, ms: 2.5, ip: '127.0.0.1', guild: GUILD, keyId: undefined, tokenId: '0123456789abcdef' },
     // Before routing or authentication: no route, a raw (decoded) guild id, no key.
-    { reqId: 'r"2\\', method: 'GET', url: '/x?q="\\\u2028', route: undefined, statusCode: 401, code: 'missing_api_key', ms: 0, ip: '::1', guild: 'a"b\\c\u2028é\n', keyId: undefined }
+    { reqId: 'r"2\\', method: 'GET', url: '/x?q="\\\u2028', route: undefined, statusCode: 401, code: 'missing_api_key', ms: 0, ip: '::1', guild: 'a"b\\c\u2028é\n', keyId: undefined, tokenId: undefined }
   ]
   for (const line of cases) {
     pinos.logger.info(line, 'request')
@@ -403,7 +419,7 @@ t.test("a request's line, written as one string, is the line pino writes for the
   t.equal(ours.text(), '', 'written at the end of the turn')
   await sleep(10)
   const [expectedLines, writtenLines] = [pinos.text().split('\n'), ours.text().split('\n')]
-  t.equal(writtenLines.length, 3, 'two lines, each ending in a newline')
+  t.equal(writtenLines.length, 4, 'three lines, each ending in a newline')
   t.equal(writtenLines.at(-1), '')
   for (let i = 0; i < cases.length; i++) {
     const [expected, written] = [expectedLines[i] ?? '', writtenLines[i] ?? '']

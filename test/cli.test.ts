@@ -14,10 +14,8 @@ import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 const PREFIX = 'clitest'
 
 // The tests run side by side (each works in servers of its own), at most three CLI runs starting
-// at once (test/helpers/cli.ts). Some seventy runs take more than the suite's default two minutes
-// on a busy machine.
+// at once (test/helpers/cli.ts).
 t.jobs = 6
-t.setTimeout(480_000)
 
 const { server, redis, raw, keys } = await redisFixture(t, PREFIX)
 const cli = cliRunner(t, { REDIS_URL: server.url, REDIS_PREFIX: PREFIX })

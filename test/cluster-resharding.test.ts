@@ -1,13 +1,17 @@
-// A resharding under load: the hash slot of a server being read by pollers moves to another
-// master (CLUSTER SETSLOT … IMPORTING / MIGRATING, MIGRATE of its keys in batches, then SETSLOT
-// … NODE everywhere). Redis answers ASK, TRYAGAIN and then MOVED meanwhile; the service follows
-// the redirections and never answers a 500. Then the new owner is killed and its replica takes
+// A resharding under load: the hash slot of a server being read by pollers, or written by bots
+// over the write API and with the library, moves to another master (CLUSTER SETSLOT …
+// IMPORTING / MIGRATING, MIGRATE of its keys in batches, then SETSLOT … NODE everywhere). Redis
+// answers ASK, TRYAGAIN, then MOVED and NOSCRIPT meanwhile; the service follows the redirections
+// (src/redis/redirects.ts), never answers a 500, and applies each write once. Then the new owner is killed and its replica takes
 // over (a failover): 503s while no node serves the slot, never a 500, and the same answers after.
 import t, { type Test } from 'tap'
 import { spawnSync } from 'node:child_process'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { RedisCluster } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
+import { buildTestAdmin } from './helpers/admin.js'
+import { awardLoad, xpOnBoard } from './helpers/award-load.js'
 
 // 3 masters and 3 replicas; a master unreachable for a second is replaced by its replica.
 const cluster = await RedisCluster.start(3, { replicas: 1, nodeTimeoutMs: 1000 })
@@ -36,6 +40,30 @@ async function ownerOf (slot: number, live: Node[] = nodes): Promise<Node> {
 async function masters (live: Node[] = nodes): Promise<Node[]> {
   const shards = await live[0]!.client.cluster('SLOTS')
   return nodes.filter((n) => shards.some((shard) => shard[2]?.[1] === n.port))
+}
+
+/**
+ * Moves the hash slot of `slotKey` to another master as an operator's resharding does, key by key
+ * with a pause between, so that clients meet the slot half moved (ASK, TRYAGAIN), then MOVED
+ * from the old owner.
+ */
+async function moveSlot (t: Test, slotKey: string): Promise<void> {
+  const slot = await nodes[0]!.client.cluster('KEYSLOT', slotKey) as number
+  const source = await ownerOf(slot)
+  const target = (await masters()).find((n) => n !== source) as Node
+  await target.client.cluster('SETSLOT', slot, 'IMPORTING', source.id)
+  await source.client.cluster('SETSLOT', slot, 'MIGRATING', target.id)
+  for (;;) {
+    const batch = await source.client.cluster('GETKEYSINSLOT', slot, 1) as string[]
+    if (batch.length === 0) break
+    await source.client.migrate('127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...batch)
+    await new Promise((resolve) => setTimeout(resolve, 50)) // clients meet the slot half moved
+  }
+  for (const n of [target, source, ...(await masters()).filter((n) => n !== source && n !== target)]) {
+    await n.client.cluster('SETSLOT', slot, 'NODE', target.id)
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300)) // clients meet MOVED from the old owner
+  t.not((await ownerOf(slot)).port, source.port, `slot ${slot} moved`)
 }
 
 /** `count` pollers reading `urls` in turn until `state.polling` is false, counting statuses; any 5xx but a 503 is a failure. */
@@ -83,28 +111,36 @@ t.test('pollers while the server\'s slot migrates to another master: no 500, the
   const polling = poll(app, key, urls)
 
   // The server's slot, then the slot of the API key's rate window, each to another master.
-  for (const slotKey of [keys.guild(GUILD).board, keys.keyRateLimit(id)]) {
-    const slot = await nodes[0]!.client.cluster('KEYSLOT', slotKey) as number
-    const source = await ownerOf(slot)
-    const target = (await masters()).find((n) => n !== source) as Node
-    await target.client.cluster('SETSLOT', slot, 'IMPORTING', source.id)
-    await source.client.cluster('SETSLOT', slot, 'MIGRATING', target.id)
-    for (;;) {
-      const batch = await source.client.cluster('GETKEYSINSLOT', slot, 1) as string[]
-      if (batch.length === 0) break
-      await source.client.migrate('127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...batch)
-      await new Promise((resolve) => setTimeout(resolve, 50)) // pollers meet the slot half moved
-    }
-    for (const n of [target, source, ...(await masters()).filter((n) => n !== source && n !== target)]) {
-      await n.client.cluster('SETSLOT', slot, 'NODE', target.id)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 300)) // pollers meet MOVED from the old owner
-    t.not((await ownerOf(slot)).port, source.port, `slot ${slot} moved`)
-  }
+  for (const slotKey of [keys.guild(GUILD).board, keys.keyRateLimit(id)]) await moveSlot(t, slotKey)
   const counted = await polling.stop()
   t.same(polling.failures.slice(0, 3), [], `no 500 in ${counted}`)
   t.ok((polling.statuses.get(200) ?? 0) > 0, 'requests were served during the move')
   t.same(await read(), before, 'after the move, every read answers as before')
+})
+
+t.test("writers while the server's slot and then the token's slot migrate: no 500, each acknowledged award applied once", async (t) => {
+  // The production command timeout, as in the readers' test above.
+  const { admin, writer, keys, tokens, redis } = await buildTestAdmin(t, cluster.url, { redisCluster: true, redisCommandTimeoutMs: 500 })
+  const bot = await tokens.create({ name: 'bot', servers: '*', scopes: ['write'] })
+  const redirected = async (): Promise<number> => {
+    let sum = 0
+    for (const n of await masters()) {
+      for (const m of (await n.client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha|set|get|hmget):.*rejected_calls=(\d+)/gm)) sum += Number(m[1])
+    }
+    return sum
+  }
+  const redirectedBefore = await redirected()
+  const load = awardLoad({ admin, token: bot.token, writer, guildId: GUILD })
+  await sleep(200) // writes under way before the move
+  // The token's slot holds its record and its requests' Idempotency-Keys.
+  for (const slotKey of [keys.guild(GUILD).board, keys.token(bot.id)]) await moveSlot(t, slotKey)
+  const { acknowledged, failures, counted } = await load.stop()
+
+  t.same(failures.slice(0, 3), [], `no 500 and no error but "not now" from the library, in ${counted}`)
+  t.ok(await redirected() > redirectedBefore, 'the writers met the move: Redis refused some of their commands with a redirection')
+  t.ok(acknowledged > 0, `${acknowledged} XP acknowledged`)
+  t.equal(await xpOnBoard(redis, keys, GUILD), acknowledged, 'the XP on the board is the sum of the acknowledged gains: nothing lost, nothing applied twice')
+  t.equal(Number(await redis.hget(keys.guild(GUILD).stats, 'xp_total')), acknowledged, 'and so is the server\'s total')
 })
 
 t.test('pollers while the master serving the server is killed and its replica takes over: no 500, the same answers after', async (t) => {

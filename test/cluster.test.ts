@@ -33,9 +33,9 @@ t.test('the API reads, authenticates and rate-limits on a cluster', async (t) =>
     t.equal(board.statusCode, 200)
     t.same(board.json(), {
       data: [
-        { rank: 1, user_id: '9', username: '9', level: 2, xp: 300 },
-        { rank: 2, user_id: '10', username: 'Ada', level: 2, xp: 300 },
-        { rank: 3, user_id: '11', username: '11', level: 0, xp: 0 }
+        { rank: 1, user_id: '9', username: '9', level: 2, xp: 300, rank_change: null },
+        { rank: 2, user_id: '10', username: 'Ada', level: 2, xp: 300, rank_change: null },
+        { rank: 3, user_id: '11', username: '11', level: 0, xp: 0, rank_change: null }
       ],
       total: 3,
       page: 1

@@ -3,6 +3,8 @@
 import t, { type Test } from 'tap'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { parse } from 'yaml'
+import { parseConfig } from '../src/config.js'
+import { CLOSE_GRACE_MS } from '../src/pipeline/lifecycle.js'
 
 const root = new URL('../', import.meta.url)
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8')
@@ -20,6 +22,7 @@ interface Service {
   profiles?: string[]
   healthcheck?: { test?: string | string[] }
   restart?: unknown
+  stop_grace_period?: string
   secrets?: Array<string | { source?: string, target?: string }>
 }
 interface ComposeFile {
@@ -164,6 +167,22 @@ t.test('api: built here, on PORT (3000 unless set) for the mapping, the server a
   t.equal(env.HOST, '0.0.0.0', 'listens on every interface inside the container')
   t.equal(redisUrlFromCommand(api).runs, 'node dist/server.js', 'execs the server, so node is PID 1 and gets the signals')
   t.ok(dependsOnHealthyRedis(api), 'starts once redis is healthy')
+})
+
+/** A Compose duration (`15s`, `1m30s`, `500ms`) in ms; NaN when it is not one. */
+function durationMs (value: string | undefined): number {
+  const match = /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$/.exec(value ?? '')
+  if (match === null || (value ?? '') === '') return NaN
+  const [, h = '0', m = '0', s = '0', ms = '0'] = match
+  return ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000 + Number(ms)
+}
+
+t.test('api: a stop grace longer than the drain and the close, so `docker compose stop` never kills it midway', async (t) => {
+  const { SHUTDOWN_DRAIN_MS: drain = '' } = envOf(api)
+  const drainMs = drain === '' ? parseConfig({}).shutdownDrainMs : Number(drain)
+  const graceMs = durationMs(api.stop_grace_period)
+  t.ok(graceMs > drainMs + CLOSE_GRACE_MS,
+    `stop_grace_period ${String(api.stop_grace_period)} (${graceMs} ms) > the drain (${drainMs} ms) + the close's bound (${CLOSE_GRACE_MS} ms)`)
 })
 
 t.test('api: CORS_ORIGINS and METRICS_PORT pass through from the environment, empty (off) unless set', async (t) => {

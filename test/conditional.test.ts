@@ -4,13 +4,11 @@
 import t, { type Test } from 'tap'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { Redis } from 'ioredis'
-import { RedisServer } from './helpers/redis-server.js'
+import { RedisServer, scriptCalls, scriptSha } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { COMPRESSED_FORM_OVERHEAD, ENTRY_OVERHEAD, ResponseCache } from '../src/http/response-cache.js'
 import { entityTag, matchingTag } from '../src/http/etag.js'
 import { dailyRecord } from '../src/seed/daily-claims.js'
-import { scripts } from '../src/redis/scripts.js'
-import { createHash } from 'node:crypto'
 
 // The subtests run side by side: each fleet works under a key prefix of its own, and the three
 // that count a whole server's commands (MONITOR, INFO stats) have a redis-server of their own.
@@ -192,37 +190,6 @@ t.test('the cache key is derived from every validated parameter: each variant of
     t.equal((await get(a!.app, url, { 'x-api-key': key })).body, (await get(uncached.app, url, { 'x-api-key': key })).body, url)
   }
 })
-
-/** The SHA of a script in src/redis/commands, as EVALSHA names it. */
-function scriptSha (name: string): string {
-  const lua = scripts().find((s) => s.name === name)?.lua
-  if (lua === undefined) throw new Error(`no script ${name}`)
-  return createHash('sha1').update(lua).digest('hex')
-}
-
-/** Runs `work` and counts the EVALSHA calls of the script `sha` the Redis at `redisUrl` received meanwhile (MONITOR). */
-async function scriptCalls (redisUrl: string, sha: string, work: () => Promise<void>): Promise<number> {
-  const marker = new Redis(redisUrl)
-  const monitor = await marker.monitor() // a connection of its own
-  const end = `end of work ${process.pid} ${Date.now()}`
-  let calls = 0
-  const seenEnd = new Promise<void>((resolve) => {
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha) calls++
-      if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve()
-    })
-  })
-  try {
-    await work()
-    // Redis feeds MONITOR in the order it runs commands: once the marker shows, the work's have.
-    await marker.echo(end)
-    await seenEnd
-  } finally {
-    monitor.disconnect()
-    marker.disconnect()
-  }
-  return calls
-}
 
 t.test('after a write, concurrent requests for one URL on an instance share one read of Redis (not with the cache off)', async (t) => {
   const page = scriptSha('leaderboardPage')

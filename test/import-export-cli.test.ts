@@ -1,9 +1,10 @@
 // `import` and `export` as a user runs them: child processes against a real redis-server, their
 // exit codes, what they print on stdout and stderr, and what they leave in Redis.
 import t from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { redisFixture } from './helpers/redis-server.js'
 import { cliRunner, lines } from './helpers/cli.js'
 import { dataSnapshot } from './helpers/redis-snapshot.js'
@@ -12,7 +13,6 @@ import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 
 t.jobs = 4
-t.setTimeout(240_000)
 
 const PREFIX = 'clitransfer'
 const { server, redis, raw, keys } = await redisFixture(t, PREFIX)
@@ -51,7 +51,7 @@ t.test('import of MEE6 pages with bad rows: exit 0, rows named by page and index
   t.equal(run.stderr, '', 'bad rows are in the JSON, not on stderr')
   const summary = JSON.parse(run.stdout) as Record<string, unknown>
   t.match(summary, { guild_id: '102', file: path, format: 'mee6', imported: 2, skipped: 1, elapsed_ms: Number, rows_per_second: Number })
-  t.same(summary.problems, [{ page: 1, index: 0, where: '[1].players[0]', message: 'xp must be a whole number from 0 to 1000000000000 (got "lots")' }])
+  t.same(summary.problems, [{ page: 1, index: 0, list: 'players', where: '[1].players[0]', message: 'xp must be a whole number from 0 to 1000000000000 (got "lots")' }])
   t.same(await boardOf(redis, keys.guild('102')), new Map([['11', 5], ['13', 7]]))
 })
 
@@ -80,8 +80,8 @@ t.test('import errors that concern the whole file: exit 1, one clear line, nothi
   const cases: Array<[string, string[], RegExp]> = [
     ['a header without xp', ['--file', file('no-xp.csv', 'user_id,username,points\n1,a,5\n')],
       /^error: the CSV header \(line 1\) must name the columns user_id, username, xp; missing: xp \(found: "user_id", "username", "points"\)\n$/],
-    ['an extension that names no format', ['--file', file('board.txt', 'user_id,username,xp\n')], /^error: cannot tell the format of .*board\.txt .*; give --format mee6 or --format csv\n$/],
-    ['standard input without --format', ['--file', '-'], /^error: cannot tell standard input; give --format mee6 or --format csv\n$/],
+    ['an extension that names no format', ['--file', file('board.txt', 'user_id,username,xp\n')], /^error: cannot tell the format of .*board\.txt .*; give --format mee6\|amari\|lurkr\|polaris\|tatsu\|csv\n$/],
+    ['standard input without --format', ['--file', '-'], /^error: cannot tell standard input; give --format mee6\|amari\|lurkr\|polaris\|tatsu\|csv\n$/],
     ['no such file', ['--file', join(dir, 'nope.csv')], /^error: cannot read .*nope\.csv: ENOENT/],
     ['not JSON', ['--file', file('broken.json', '{')], /^error: .*broken\.json is not valid JSON/],
     ['an unknown --format', ['--file', file('x.csv', ''), '--format', 'xlsx'], /error: option '--format <name>' argument 'xlsx' is invalid/]
@@ -166,6 +166,23 @@ t.test('MEE6 ids written as numbers past 2^53 keep every digit', async (t) => {
   t.equal(run.code, 0, run.stderr)
   t.equal(run.stderr, '')
   t.same(await boardOf(redis, keys.guild('112')), new Map([['444444444444444444', 5], ['12345678901234567890', 6], ['7', 1500]]))
+})
+
+t.test('import --format amari|lurkr|polaris|tatsu of each bot\'s sample, from a file and from standard input: the format in the summary, every id exact', async (t) => {
+  const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/imports/${name}`, import.meta.url))
+  const samples: Array<[string, string]> = [['amari', 'amari.json'], ['lurkr', 'lurkr.json'], ['polaris', 'polaris.json'], ['tatsu', 'tatsu.json']]
+  const runs = await Promise.all(samples.map(async ([format, name], i) => await cli(['import', '--guild', String(120 + i), '--file', fixture(name), '--format', format])))
+  for (const [i, run] of runs.entries()) {
+    const [format, name] = samples[i] ?? []
+    t.equal(run.code, 0, `${format}: ${run.stderr}`)
+    t.match(run.stdout, new RegExp(`^imported 5 members into ${120 + i} from .*${name} \\(${format}\\) in \\d+ ms\n$`))
+    t.same((await boardOf(redis, keys.guild(String(120 + i)))).get('444444444444444444'), 212840, `${format}: the id past 2^53 on its own member`)
+  }
+  const piped = await cli(['import', '--guild', '124', '--file', '-', '--format', 'tatsu', '--json'], {}, readFileSync(fixture('tatsu.json'), 'utf8'))
+  t.match(JSON.parse(piped.stdout), { format: 'tatsu', file: '-', imported: 5, skipped: 0 })
+  const unnamed = await cli(['import', '--guild', '125', '--file', fixture('amari.json')])
+  t.equal(unnamed.code, 1, 'a .json is MEE6 unless --format says')
+  t.match(unnamed.stderr, /^error: .*\[0\] is not a MEE6 leaderboard page: it has no "players" array; its "data" is where Amari keeps its rows: is it format amari\?\n$/)
 })
 
 t.test("export then import carries the server's curve and multiplier; --keep-settings keeps the target's; a file without them changes none", async (t) => {

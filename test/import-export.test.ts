@@ -3,11 +3,10 @@
 // bad rows reported by position, strict refusals that change nothing, reruns that change nothing,
 // and an export that imports back into the same leaderboard.
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { redisFixture } from './helpers/redis-server.js'
+import { tempFiles } from './helpers/temp-files.js'
 import { dataSnapshot } from './helpers/redis-snapshot.js'
 import { boardOf, rawRecordsOf, recordsOf, statsOf, storedStats } from './helpers/guild-state.js'
 import { redisNow } from '../src/redis/client.js'
@@ -15,7 +14,7 @@ import { boardMember } from '../src/redis/keys.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { type ImportSummary, importMembers, type SourceRow } from '../src/transfer/import-members.js'
-import { csvSource, importFile, mee6Source } from '../src/transfer/import-sources.js'
+import { csvSource, importFile } from '../src/transfer/import-sources.js'
 import { type ExportedMember, exportMembers } from '../src/transfer/export-members.js'
 import { cellText, textCell } from '../src/transfer/spreadsheet-cells.js'
 import { ImportRefusedError } from '../src/errors.js'
@@ -24,17 +23,10 @@ import { MAX_XP } from '../src/levels/curves.js'
 const { redis, raw, keys } = await redisFixture(t, 'transfer')
 const writer = new LeaderboardWriter(redis, keys)
 const reader = new LeaderboardReader(redis, keys)
-const dir = mkdtempSync(join(tmpdir(), 'lb-transfer-'))
-t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+const { dir, file } = tempFiles(t, 'lb-transfer-')
 
 let lastGuild = 7000
 const newGuild = (): string => String(++lastGuild)
-let lastFile = 0
-function file (name: string, content: string): string {
-  const path = join(dir, `${++lastFile}-${name}`)
-  writeFileSync(path, content)
-  return path
-}
 const DAY = 86_400_000
 
 /** Every key of one server, byte for byte, with or without its data version. */
@@ -87,7 +79,7 @@ t.test('MEE6, an array of pages with bad rows: each reported by page and index a
         { id: '14', username: 'c', xp: 1.5 },
         { id: '15', xp: 3 },
         'not a player',
-        { id: 2 ** 60, username: 'unsafe number id', xp: 1 },
+        { id: 'TOO_LONG', username: 'a number of 21 digits', xp: 1 },
         { id: '11', username: 'again', xp: 99 },
         { id: '16', username: 'd', xp: MAX_XP + 1 },
         { username: 'no id', xp: 1 },
@@ -96,7 +88,7 @@ t.test('MEE6, an array of pages with bad rows: each reported by page and index a
       ]
     }
   ]
-  const s = await importMembers(writer, g, mee6Source(pages).rows)
+  const s = await importFile(writer, g, file('pages.json', JSON.stringify(pages).replace('"TOO_LONG"', '123456789012345678901')))
   t.same({ imported: s.imported, skipped: s.skipped }, { imported: 2, skipped: 10 })
   t.same(wheres(s), [
     '[0].players[1]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got "012")',
@@ -104,13 +96,13 @@ t.test('MEE6, an array of pages with bad rows: each reported by page and index a
     '[2].players[0]: xp must be a whole number from 0 to 1000000000000 (got 1.5)',
     '[2].players[1]: the username is missing',
     '[2].players[2]: not a player object',
-    '[2].players[3]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got 1152921504606847000)',
+    '[2].players[3]: the user id must be a decimal id of 1 to 20 digits without a leading zero (got "123456789012345678901")',
     '[2].players[4]: a second row for user 11 (the one at [0].players[0] counts)',
     '[2].players[5]: xp must be a whole number from 0 to 1000000000000 (got 1000000000001)',
     '[2].players[6]: the user id is missing',
     `[2].players[8]: username must be 1 to 100 characters without control characters (got "${'x'.repeat(38)}…)`
   ], 'every bad row, by its page and index in the file (0-based), with what is wrong')
-  t.same(s.problems[0], { page: 0, index: 1, where: '[0].players[1]', message: s.problems[0]?.message }, 'positions as numbers too')
+  t.same(s.problems[0], { page: 0, index: 1, list: 'players', where: '[0].players[1]', message: s.problems[0]?.message }, 'positions as numbers too')
   t.same(await boardOf(redis, keys.guild(g)), new Map([['11', 10], ['17', 20]]), 'the good rows, the first of a repeated id, digits as text for xp')
   await checkExact(t, g)
 })
@@ -218,7 +210,7 @@ t.test('strict: one bad row refuses the whole file and changes nothing at all', 
   t.same(await dataSnapshot(raw), before, 'every key of the Redis byte for byte as it was (good rows before the bad one included)')
 
   const json = [{ players: [{ id: '51', username: 'n', xp: 1 }] }, { players: [{ id: '54', xp: 1 }] }]
-  await t.rejects(importMembers(writer, g, mee6Source(json).rows, { strict: true }), { name: 'ImportRefusedError', skipped: 1 })
+  await t.rejects(importFile(writer, g, file('strict.json', JSON.stringify(json)), { strict: true }), { name: 'ImportRefusedError', skipped: 1 })
   t.same(await dataSnapshot(raw), before, 'a MEE6 file too')
 })
 

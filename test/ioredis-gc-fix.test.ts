@@ -3,19 +3,22 @@
 // scripts and pipelines working as before against a real Redis, and they do what they are for:
 // V8 allocates a command's reject closure in the young generation, and a pipeline no longer
 // defines a getter of its own (asked of V8 itself, in a process of its own, before and after).
-import t from 'tap'
+// Only the server's process installs them: importing the built library changes nothing in
+// ioredis; another ioredis version, or its files moved, means "not applied", with the reason,
+// never a crash.
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { Pipeline, ReplyError } from 'ioredis'
 import { commandCalls, RedisServer } from './helpers/redis-server.js'
 import { createRedis } from '../src/redis/client.js'
 import { fixScriptCommand, installIoredisGcFix, type ScriptLike } from '../src/redis/ioredis-gc-fix.js'
-import { ROOT } from './helpers/built.js'
+import { built, ROOT } from './helpers/built.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 
 t.test('every replacement applies to the installed ioredis, and to each script the service defines', async (t) => {
-  t.same(installIoredisGcFix(), { initPromise: true, pipeline: true }, 'Command#initPromise and the Pipeline constructor')
+  t.same(installIoredisGcFix(), { applied: true, ioredisVersion: '5.11.1' }, 'Command#initPromise and the Pipeline constructor')
   const redis = createRedis({ url: server.url, offlineQueue: true })
   t.teardown(() => { redis.disconnect() })
   const scripts = (redis as unknown as { scriptsSet: Record<string, ScriptLike> }).scriptsSet
@@ -72,7 +75,68 @@ t.test("V8 allocates a command's reject closure young once the fix is in (and ol
     fixScriptCommand(redis.scriptsSet.probe)
     console.log(JSON.stringify({ before, after: probe() }))
     redis.disconnect()`
-  const child = spawn(process.execPath, ['--allow-natives-syntax', '--import', 'tsx/esm', '--input-type=module', '-e', script], {
+  const { before, after } = await runChild(t, script, ['--allow-natives-syntax']) as Record<'before' | 'after', { command: boolean, script: boolean, ownGetter: boolean }>
+  t.same(before, { command: false, script: false, ownGetter: true }, 'as ioredis ships: the closures are old, each pipeline has its getter')
+  t.same(after, { command: true, script: true, ownGetter: false }, 'with the fix: young closures, the getter on the prototype')
+})
+
+t.test("importing the built library and using it changes nothing of ioredis's: its methods, its pipelines, its scripts' commands", async (t) => {
+  const script = `
+    import { createRequire } from 'node:module'
+    const require = createRequire(${JSON.stringify(ROOT)} + 'package.json')
+    const Command = require('ioredis/built/Command.js').default
+    const pipelineModule = require('ioredis/built/Pipeline.js')
+    const Script = require('ioredis/built/Script.js').default
+    const shipped = { initPromise: Command.prototype.initPromise, Pipeline: pipelineModule.default, toWritable: String(new Script('return 1').Command.prototype.toWritable) }
+    const { createRedis, LeaderboardWriter, KeyBuilder } = await import(${JSON.stringify(built('index.js'))})
+    const redis = createRedis({ url: ${JSON.stringify(server.url)}, offlineQueue: true })
+    const writer = new LeaderboardWriter(redis, new KeyBuilder('gc-fix-import'))
+    await writer.awardXp({ guildId: '1', userId: '2', xp: 5 })
+    await redis.pipeline().get('a').exec()
+    console.log(JSON.stringify({
+      initPromise: Command.prototype.initPromise === shipped.initPromise,
+      Pipeline: pipelineModule.default === shipped.Pipeline,
+      lengthGetterOnPrototype: Object.getOwnPropertyDescriptor(pipelineModule.default.prototype, 'length') !== undefined,
+      scriptCommand: String(redis.scriptsSet.awardXp.Command.prototype.toWritable) === shipped.toWritable
+    }))
+    redis.disconnect()`
+  t.same(await runChild(t, script), { initPromise: true, Pipeline: true, lengthGetterOnPrototype: false, scriptCommand: true },
+    "ioredis's Command#initPromise, Pipeline and a script command's toWritable are the ones it ships")
+})
+
+t.test('another ioredis version, or its private files moved: not applied, with the reason, and nothing replaced; never a crash', async (t) => {
+  const probe = (preamble: string): string => `
+    import { createRequire, syncBuiltinESMExports } from 'node:module'
+    const require = createRequire(${JSON.stringify(ROOT)} + 'package.json')
+    ${preamble}
+    const { installIoredisGcFix } = await import(${JSON.stringify(`${ROOT}src/redis/ioredis-gc-fix.ts`)})
+    const Command = require('ioredis/built/Command.js').default
+    const before = Command.prototype.initPromise
+    const outcome = installIoredisGcFix()
+    console.log(JSON.stringify({ outcome, replaced: Command.prototype.initPromise !== before }))`
+  // A release of ioredis other than the one the fix is written for (its package.json says so).
+  const otherVersion = await runChild(t, probe(`
+    const fs = require('node:fs')
+    const readFileSync = fs.readFileSync
+    fs.readFileSync = (path, ...rest) => String(path).endsWith('ioredis/package.json') ? '{"version":"5.12.0"}' : readFileSync(path, ...rest)
+    syncBuiltinESMExports()`))
+  t.same(otherVersion, { outcome: { applied: false, ioredisVersion: '5.12.0', reason: 'written for ioredis 5.11.1 exactly' }, replaced: false }, 'another version')
+  // A layout change: one of the private files the fix loads is gone.
+  const moved = await runChild(t, probe(`
+    const Module = require('node:module')
+    const resolve = Module._resolveFilename
+    Module._resolveFilename = function (request, ...rest) {
+      if (request === 'ioredis/built/Pipeline.js') throw new Error("Cannot find module 'ioredis/built/Pipeline.js'")
+      return resolve.call(this, request, ...rest)
+    }`)) as { outcome: { applied: boolean, reason: string }, replaced: boolean }
+  t.equal(moved.outcome.applied, false, 'a private file moved')
+  t.match(moved.outcome.reason, /ioredis's files are not those of 5\.11\.1: Cannot find module 'ioredis\/built\/Pipeline\.js'/, 'the reason names it')
+  t.equal(moved.replaced, false, 'nothing was replaced')
+})
+
+/** Runs `script` (an ES module, TypeScript allowed) in a node process of its own; its stdout's JSON. */
+async function runChild (t: Test, script: string, nodeFlags: string[] = []): Promise<unknown> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx/esm', '--input-type=module', '-e', script], {
     cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
@@ -80,8 +144,6 @@ t.test("V8 allocates a command's reject closure young once the fix is in (and ol
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk })
   const code = await new Promise((resolve) => child.once('close', resolve))
-  t.equal(code, 0, `the probe ran ${err}`)
-  const { before, after } = JSON.parse(out) as Record<'before' | 'after', { command: boolean, script: boolean, ownGetter: boolean }>
-  t.same(before, { command: false, script: false, ownGetter: true }, 'as ioredis ships: the closures are old, each pipeline has its getter')
-  t.same(after, { command: true, script: true, ownGetter: false }, 'with the fix: young closures, the getter on the prototype')
-})
+  t.equal(code, 0, `the child process ran ${err}`)
+  return JSON.parse(out)
+}

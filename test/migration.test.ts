@@ -111,7 +111,7 @@ async function checkGuild (t: Test, redis: RedisClient, keys: KeyBuilder, guild:
   const reader = new LeaderboardReader(redis, keys)
   const curve = guild.curve ?? 'mee6'
   const order = ranked(guild)
-  const entries = order.map((m, i) => ({ rank: i + 1, user_id: m.userId, username: m.name ?? m.userId, level: levelForXp(curve, m.xp), xp: m.xp }))
+  const entries = order.map((m, i) => ({ rank: i + 1, user_id: m.userId, username: m.name ?? m.userId, level: levelForXp(curve, m.xp), xp: m.xp, rank_change: null }))
   const pages = []
   for (let page = 1; page <= Math.ceil(order.length / 7) + 1; page++) pages.push(await reader.page(g, page, 7))
   t.same(pages.flatMap((p) => p.data), entries, `${g}: paging through the board gives every member once, in order, with its name and level`)

@@ -69,8 +69,8 @@ t.test("Redocly's recommended rules find nothing to report", async (t) => {
 
 t.test('every operation has an id, servers are set, and only the service endpoints and public boards need no key', async (t) => {
   const byId = operations(document)
-  t.same([...byId.keys()].sort(), ['getHealth', 'getLeaderboard', 'getLeaderboardAroundMember', 'getMe', 'getMember', 'getMembers',
-    'getPublicLeaderboard', 'getPublicMember', 'getPublicStats', 'getReadiness', 'getStats',
+  t.same([...byId.keys()].sort(), ['getHealth', 'getLeaderboard', 'getLeaderboardAroundMember', 'getMe', 'getMember', 'getMemberHistory', 'getMembers',
+    'getPublicLeaderboard', 'getPublicMember', 'getPublicRankCard', 'getPublicStats', 'getReadiness', 'getSeasons', 'getStats', 'getStatsHistory',
     'streamLeaderboard', 'streamMember', 'streamPublicLeaderboard', 'streamPublicMember', 'streamPublicStats', 'streamStats'])
   t.same(document.servers, [{ url: '/', description: 'This instance' }])
   t.same(document.security, [{ apiKey: [] }], 'a key by default')
@@ -105,7 +105,7 @@ t.test("the Error schema's code lists every code the service sends, each with on
   t.same(codes, ERROR_CODES)
   t.same([...ERROR_CODES].sort(), [
     'bad_request', 'board_not_found', 'forbidden', 'headers_too_large', 'internal_error', 'invalid_api_key', 'invalid_parameter', 'member_not_found',
-    'missing_api_key', 'not_found', 'payload_too_large', 'rate_limited', 'request_timeout', 'service_unavailable'
+    'missing_api_key', 'not_found', 'payload_too_large', 'rate_limited', 'request_timeout', 'season_not_found', 'service_unavailable'
   ])
   const validate = ajv.compile({ $ref: 'openapi.json#/components/schemas/Error' })
   t.ok(validate({ statusCode: 404, error: 'Not Found', code: 'member_not_found', message: 'm' }))
@@ -122,9 +122,11 @@ t.test('read endpoints document their parameters, the 304 and their errors', asy
   t.match(period, { in: 'query', required: false, schema: { enum: ['all', 'week', 'month', 'last_week', 'last_month'], default: 'all' } })
   t.match(operations(document).get('getLeaderboardAroundMember')?.parameters?.find((p) => p.name === 'radius'), { schema: { type: 'integer', minimum: 0, maximum: 50, default: 5 } })
   t.match(operations(document).get('getMembers')?.parameters?.find((p) => p.name === 'ids'), { in: 'query', required: true })
-  for (const id of ['getLeaderboard', 'getMember', 'getStats', 'getLeaderboardAroundMember', 'getMembers']) {
+  const season = leaderboard?.parameters?.find((p) => p.name === 'season')
+  t.match(season, { in: 'query', required: false, schema: { type: 'string', pattern: '^(current|[1-9][0-9]{0,8})$' } })
+  for (const id of ['getLeaderboard', 'getMember', 'getStats', 'getLeaderboardAroundMember', 'getMembers', 'getSeasons', 'getMemberHistory', 'getStatsHistory']) {
     const responses = operations(document).get(id)?.responses ?? {}
-    const expected = ['200', '304', '400', '401', '403', '429', '4XX', '500', '503', ...(id === 'getMember' || id === 'getLeaderboardAroundMember' ? ['404'] : [])]
+    const expected = ['200', '304', '400', '401', '403', '429', '4XX', '500', '503', ...(['getStats', 'getSeasons', 'getStatsHistory'].includes(id) ? [] : ['404'])]
     t.same(Object.keys(responses).sort(), expected.sort(), id)
     t.equal(responses['304']?.content, undefined, `${id}: a 304 has no body`)
     for (const name of ['etag', 'cache-control', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id']) {
@@ -200,6 +202,16 @@ t.test('live answers of every status are what the document says', async (t) => {
   check('getLeaderboardAroundMember', await get(`${API}/members/12/around?radius=51`, { 'x-api-key': key }), 'radius too large', 400)
   check('getMembers', await get(`${API}/members?ids=11,99,12`, { 'x-api-key': key }), 'members 200', 200)
   check('getMembers', await get(`${API}/members?ids=11,11`, { 'x-api-key': key }), 'a repeated id', 400)
+  check('getLeaderboard', await get(`${API}/leaderboard?season=current`, { 'x-api-key': key }), 'the current season', 200)
+  check('getLeaderboard', await get(`${API}/leaderboard?season=7`, { 'x-api-key': key }), 'a season never started', 404)
+  check('getLeaderboard', await get(`${API}/leaderboard?season=current&period=week`, { 'x-api-key': key }), 'season with period', 400)
+  check('getMember', await get(`${API}/members/11?season=current`, { 'x-api-key': key }), 'a member in the season', 200)
+  check('getMembers', await get(`${API}/members?ids=11,99&season=1`, { 'x-api-key': key }), 'members in season 1', 200)
+  check('getSeasons', await get(`${API}/seasons`, { 'x-api-key': key }), 'seasons', 200)
+  check('getMemberHistory', await get(`${API}/members/11/history?days=7`, { 'x-api-key': key }), 'a member\'s history', 200)
+  check('getMemberHistory', await get(`${API}/members/99/history`, { 'x-api-key': key }), 'a non-member\'s history', 404)
+  check('getMemberHistory', await get(`${API}/members/11/history?days=91`, { 'x-api-key': key }), 'days past 90', 400)
+  check('getStatsHistory', await get(`${API}/stats/history`, { 'x-api-key': key }), 'stats history', 200)
   const stats = await get(`${API}/stats`, { 'x-api-key': key })
   check('getStats', stats, 'stats 200', 200)
   check('getStats', await get(`${API}/stats`, { 'x-api-key': key, 'if-none-match': String(stats.headers.etag) }), 'stats 304', 304)

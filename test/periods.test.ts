@@ -197,12 +197,21 @@ t.test("Redis's clock decides the period, not the writer's: a writer whose clock
 t.test('the award script refuses a window that does not hold Redis time, changing nothing; one that does is applied', async (t) => {
   const { redis, keys, guildId, p, period } = await fixture(t)
   const k = keys.guild(guildId)
+  const day = new Date(p.from).toISOString().slice(0, 10)
   const award = async (from: number, to: number, op: string) => await awardXp(redis, {
     ...k,
     ops: keys.operations(guildId, 1),
     opsPrev: keys.operations(guildId, 0),
     week: period(p.week.label),
     month: period(p.month.label),
+    season: k.seasonCurrent,
+    day: keys.day(guildId, day),
+    dayStart: keys.dayStart(guildId, day),
+    epoch: 0,
+    hundredths: 100,
+    seasonEndsAt: '',
+    dayLabel: day,
+    dayExpireAt: p.until + DAY,
     member: boardMember('9'),
     award: 10,
     username: '',
@@ -249,9 +258,9 @@ t.test('GET ?period= ranks by XP gained in the period, ties by user_id as number
   const week = (await get('/leaderboard?period=week')).json()
   t.same(week, {
     data: [
-      { rank: 1, user_id: '5', username: '5', level: levelForXp('linear', 300), xp: 300 },
-      { rank: 2, user_id: '99', username: 'ninety-nine', level: levelForXp('linear', 50), xp: 50 },
-      { rank: 3, user_id: '100', username: 'veteran', level: levelForXp('linear', 9050), xp: 50 }
+      { rank: 1, user_id: '5', username: '5', level: levelForXp('linear', 300), xp: 300, rank_change: null },
+      { rank: 2, user_id: '99', username: 'ninety-nine', level: levelForXp('linear', 50), xp: 50, rank_change: null },
+      { rank: 3, user_id: '100', username: 'veteran', level: levelForXp('linear', 9050), xp: 50, rank_change: null }
     ],
     total: 3,
     page: 1
@@ -260,7 +269,7 @@ t.test('GET ?period= ranks by XP gained in the period, ties by user_id as number
   t.same((await get('/leaderboard?period=month&page=9')).json(), { data: [], total: 3, page: 9 })
   t.same((await get('/leaderboard?period=last_week')).json().data.map((e: { user_id: string, xp: number }) => [e.user_id, e.xp]), [['5', 12], ['6', 11]])
   t.same((await get('/leaderboard?period=last_month')).json(), {
-    data: [{ rank: 1, user_id: '6', username: '6', level: levelForXp('linear', 100_000), xp: 400 }], total: 1, page: 1
+    data: [{ rank: 1, user_id: '6', username: '6', level: levelForXp('linear', 100_000), xp: 400, rank_change: null }], total: 1, page: 1
   })
   t.same((await get('/leaderboard?period=all')).json(), (await get('/leaderboard')).json(), 'all is the default')
   t.equal((await get('/leaderboard')).json().total, 4)

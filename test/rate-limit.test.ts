@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp, oneAtATime, type TestApp } from './helpers/app.js'
+import { inFittingWindow, timed } from './helpers/fitting-window.js'
 import { BUCKETS } from '../src/rate-limit/sliding-window.js'
 import type { Config } from '../src/config.js'
 
@@ -21,9 +22,15 @@ t.jobs = 8
 const GUILD = '1200000000000000001'
 const OTHER_GUILD = '1200000000000000002'
 const LIMITS = { free: 5, starter: 8, professional: 12 }
+/**
+ * The window of the tests that count past a limit and wait for the count to fall: the first one
+ * tried (inFittingWindow lengthens it on a machine too slow for it). The tests that never wait for
+ * a count to fall count in the default window of an hour, whatever the machine's speed.
+ */
 const WINDOW_MS = 2000
+const HOUR_MS = 3_600_000
 /** The longest the counted slices cover: the window plus one slice (see sliding-window-1.lua). */
-const COVERAGE_MS = (BUCKETS + 1) * Math.ceil(WINDOW_MS / BUCKETS)
+const coverageOf = (windowMs: number): number => (BUCKETS + 1) * Math.ceil(windowMs / BUCKETS)
 const STATS = `/api/v1/servers/${GUILD}/stats`
 
 interface Answer {
@@ -33,7 +40,7 @@ interface Answer {
 }
 
 async function setup (t: Test, overrides: Partial<Config> = {}): Promise<TestApp> {
-  return await buildTestApp(t, server.url, { planLimits: LIMITS, rateLimitWindowMs: WINDOW_MS, ...overrides })
+  return await buildTestApp(t, server.url, { planLimits: LIMITS, rateLimitWindowMs: HOUR_MS, ...overrides })
 }
 
 async function get (app: TestApp['app'], url: string, key?: string, remoteAddress?: string): Promise<Answer> {
@@ -52,16 +59,11 @@ async function fetchJson (url: string, key: string): Promise<Answer> {
   return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.json() as Record<string, unknown> }
 }
 
-/** Requests until one is refused; how many were admitted before it, and the refusal. */
-async function admittedUntilRefused (app: TestApp['app'], key: string, max = 100) {
-  let admitted = 0
-  for (let i = 0; i < max; i++) {
-    const res = await get(app, STATS, key)
-    if (res.status === 429) return { admitted, refusal: res }
-    if (res.status !== 200) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`)
-    admitted++
-  }
-  throw new Error(`no 429 within ${max} requests`)
+/** The statuses of `n` requests in a row. */
+async function statusesOf (app: TestApp['app'], key: string, n: number): Promise<number[]> {
+  const statuses: number[] = []
+  for (let i = 0; i < n; i++) statuses.push((await get(app, STATS, key)).status)
+  return statuses
 }
 
 function isRateLimitedBody (t: Test, body: Record<string, unknown>, what: string): void {
@@ -111,24 +113,28 @@ t.test('x-ratelimit-* headers on 200, 400 (limit=0), 403 (other guild) and 404 (
     t.equal(res.headers['x-ratelimit-limit'], '8', `${url}: x-ratelimit-limit`)
     t.equal(res.headers['x-ratelimit-remaining'], String(8 - i - 1), `${url}: x-ratelimit-remaining counts down`)
     const reset = res.headers['x-ratelimit-reset'] ?? ''
-    t.ok(/^\d+$/.test(reset) && Number(reset) >= 1 && Number(reset) <= Math.ceil(COVERAGE_MS / 1000),
+    t.ok(/^\d+$/.test(reset) && Number(reset) >= 1 && Number(reset) <= Math.ceil(coverageOf(HOUR_MS) / 1000),
       `${url}: x-ratelimit-reset ${reset} is whole seconds until the count falls`)
   }
 })
 
 t.test('a refusal is 429 rate_limited with retry-after; waiting retry-after seconds and retrying is admitted (real server, fetch)', async (t) => {
-  const { app, apiKeys } = await setup(t)
-  const { key } = await apiKeys.create({ guildId: GUILD, plan: 'free' })
-  const url = `${await listen(app)}${STATS}`
-  for (let i = 0; i < LIMITS.free; i++) t.equal((await fetchJson(url, key)).status, 200)
-
-  const refusal = await fetchJson(url, key)
+  const { windowMs, seen: { url, key, admitted, refusal } } = await inFittingWindow(WINDOW_MS, async (windowMs) => {
+    const { app, apiKeys } = await setup(t, { rateLimitWindowMs: windowMs })
+    const { key } = await apiKeys.create({ guildId: GUILD, plan: 'free' })
+    const url = `${await listen(app)}${STATS}`
+    const clock = { ms: 0 }
+    const admitted = await timed(clock, async () => await Promise.all(Array.from({ length: LIMITS.free }, async () => (await fetchJson(url, key)).status)))
+    const refusal = await timed(clock, async () => await fetchJson(url, key))
+    return { workMs: clock.ms, seen: { url, key, admitted, refusal } }
+  })
+  t.same(admitted, Array<number>(LIMITS.free).fill(200), `${LIMITS.free} admitted`)
   t.equal(refusal.status, 429)
   isRateLimitedBody(t, refusal.body, 'refusal')
   t.match(refusal.headers['content-type'], /^application\/json/)
   t.equal(refusal.headers['x-ratelimit-limit'], String(LIMITS.free), 'the refusal carries x-ratelimit-limit')
   t.equal(refusal.headers['x-ratelimit-remaining'], '0', 'and x-ratelimit-remaining 0')
-  const retryAfter = retryAfterOf(t, refusal, COVERAGE_MS, 'refusal')
+  const retryAfter = retryAfterOf(t, refusal, coverageOf(windowMs), 'refusal')
   t.equal(refusal.headers['x-ratelimit-reset'], String(retryAfter), 'x-ratelimit-reset agrees with retry-after on a refusal')
 
   await sleep(retryAfter * 1000)
@@ -137,23 +143,32 @@ t.test('a refusal is 429 rate_limited with retry-after; waiting retry-after seco
 })
 
 t.test('refused requests are not counted: hammering while refused does not delay the full limit coming back', async (t) => {
-  const { app, apiKeys } = await setup(t)
-  const { key } = await apiKeys.create({ guildId: GUILD, plan: 'free' })
-  // No app is built before the hammering ends (oneAtATime): it must end before the admitted
-  // requests leave the window, half a window after it begins.
-  const lastAdmitted = await oneAtATime(async () => {
-    t.equal((await admittedUntilRefused(app, key)).admitted, LIMITS.free)
-    const lastAdmitted = performance.now()
-    // Refusals half a window later: were they counted, they would still be in the window when
-    // the admitted requests have left it.
-    await sleep(WINDOW_MS / 2)
-    const hammered: number[] = []
-    for (let i = 0; i < 15; i++) hammered.push((await get(app, STATS, key)).status)
-    t.same(hammered, Array<number>(15).fill(429), '15 requests while at the limit are all refused')
-    return lastAdmitted
+  const untilRefused = [...Array<number>(LIMITS.free).fill(200), 429]
+  const { seen } = await inFittingWindow(WINDOW_MS, async (windowMs) => {
+    const { app, apiKeys } = await setup(t, { rateLimitWindowMs: windowMs })
+    const { key } = await apiKeys.create({ guildId: GUILD, plan: 'free' })
+    // No app is built before the hammering ends (oneAtATime): it must end before the admitted
+    // requests leave the window, half a window after it begins.
+    const { first, hammered, lastAdmitted, workMs } = await oneAtATime(async () => {
+      const began = performance.now()
+      const first = await statusesOf(app, key, untilRefused.length)
+      const lastAdmitted = performance.now()
+      // Refusals half a window later: were they counted, they would still be in the window when
+      // the admitted requests have left it.
+      await sleep(windowMs / 2)
+      const hammered = await statusesOf(app, key, 15)
+      // All of it must come before the first admitted request leaves the window: what it took
+      // past the half window slept (late timers included) is work.
+      return { first, hammered, lastAdmitted, workMs: performance.now() - began - windowMs / 2 }
+    })
+    await sleep(lastAdmitted + coverageOf(windowMs) + 100 - performance.now())
+    const clock = { ms: workMs }
+    const again = await timed(clock, async () => await statusesOf(app, key, untilRefused.length))
+    return { workMs: clock.ms, seen: { first, hammered, again } }
   })
-  await sleep(lastAdmitted + COVERAGE_MS + 100 - performance.now())
-  t.equal((await admittedUntilRefused(app, key)).admitted, LIMITS.free, `the full limit of ${LIMITS.free} is admitted again`)
+  t.same(seen.first, untilRefused, `${LIMITS.free} admitted, then refused`)
+  t.same(seen.hammered, Array<number>(15).fill(429), '15 requests while at the limit are all refused')
+  t.same(seen.again, untilRefused, `the full limit of ${LIMITS.free} is admitted again`)
 })
 
 t.test('two instances on one Redis with the same prefix share one count per key (real servers, fetch)', async (t) => {
@@ -202,30 +217,43 @@ t.test('a plan change reaches an instance that refused the key: admitted again w
 // is a valid key this instance has not cached (it is not even looked up); a valid key already
 // cached as valid still passes. After retry-after, the address is served again.
 t.test('failed authentications are limited per client address: the 4th failure (missing keys count) is 429 with retry-after', async (t) => {
-  const { app, apiKeys } = await setup(t, { authFailureLimit: 3, authFailureWindowMs: WINDOW_MS, apiKeyCacheTtlMs: 5000 })
-  const cached = (await apiKeys.create({ guildId: GUILD, plan: 'professional' })).key
-  const uncached = (await apiKeys.create({ guildId: GUILD, plan: 'professional' })).key
-  const bad = `${cached.slice(0, -4)}AAAA`
   const address = '10.1.2.3'
-  t.equal((await get(app, STATS, cached, address)).status, 200, 'a valid key first: now cached by this instance')
-
-  const failures = [await get(app, STATS, undefined, address), await get(app, STATS, bad, address), await get(app, STATS, '', address)]
+  const { windowMs, seen } = await inFittingWindow(WINDOW_MS, async (windowMs) => {
+    // The failures, and the requests while blocked, must all come within the failures' window.
+    const { app, apiKeys } = await setup(t, { authFailureLimit: 3, authFailureWindowMs: windowMs, apiKeyCacheTtlMs: 5000 })
+    const cached = (await apiKeys.create({ guildId: GUILD, plan: 'professional' })).key
+    const uncached = (await apiKeys.create({ guildId: GUILD, plan: 'professional' })).key
+    const bad = `${cached.slice(0, -4)}AAAA`
+    const first = await get(app, STATS, cached, address)
+    const clock = { ms: 0 }
+    const seen = await timed(clock, async () => ({
+      app,
+      bad,
+      uncached,
+      first,
+      failures: [await get(app, STATS, undefined, address), await get(app, STATS, bad, address), await get(app, STATS, '', address)],
+      fourth: await get(app, STATS, bad, address),
+      missing: await get(app, STATS, undefined, address),
+      cachedWhileBlocked: await get(app, STATS, cached, address),
+      uncachedWhileBlocked: await get(app, STATS, uncached, address),
+      elsewhere: await get(app, STATS, bad, '10.9.9.9')
+    }))
+    return { workMs: clock.ms, seen }
+  })
+  const { app, bad, uncached, first, failures, fourth, missing, cachedWhileBlocked, uncachedWhileBlocked, elsewhere } = seen
+  t.equal(first.status, 200, 'a valid key first: now cached by this instance')
   t.same(failures.map((f) => [f.status, f.body.code]),
     [[401, 'missing_api_key'], [401, 'invalid_api_key'], [401, 'missing_api_key']], 'three failures: 401 each')
 
-  const fourth = await get(app, STATS, bad, address)
   t.equal(fourth.status, 429, 'the 4th failure from the address is refused: missing keys were counted')
   isRateLimitedBody(t, fourth.body, '4th failure')
-  const retryAfter = retryAfterOf(t, fourth, COVERAGE_MS, '4th failure')
+  const retryAfter = retryAfterOf(t, fourth, coverageOf(windowMs), '4th failure')
 
-  const missing = await get(app, STATS, undefined, address)
   t.equal(missing.status, 429, 'while blocked, a missing key is 429 too')
   isRateLimitedBody(t, missing.body, 'missing key while blocked')
-  retryAfterOf(t, missing, COVERAGE_MS, 'missing key while blocked')
-  t.equal((await get(app, STATS, cached, address)).status, 200, 'while blocked, a key already cached as valid still passes')
-  t.equal((await get(app, STATS, uncached, address)).status, 429, 'while blocked, a valid key not yet cached is refused (not looked up)')
-
-  const elsewhere = await get(app, STATS, bad, '10.9.9.9')
+  retryAfterOf(t, missing, coverageOf(windowMs), 'missing key while blocked')
+  t.equal(cachedWhileBlocked.status, 200, 'while blocked, a key already cached as valid still passes')
+  t.equal(uncachedWhileBlocked.status, 429, 'while blocked, a valid key not yet cached is refused (not looked up)')
   t.same([elsewhere.status, elsewhere.body.code], [401, 'invalid_api_key'], 'another address is not affected')
 
   await sleep(retryAfter * 1000)
@@ -238,8 +266,8 @@ t.test('Redis down: 503 service_unavailable within 1 s, never unlimited, and rec
   t.teardown(async () => { await own.close() })
   // One instance that looks every key up (auth needs Redis) and one that has the key cached
   // (auth passes locally, so only the rate limit needs Redis: it must not let the request through).
-  const lookup = await buildTestApp(t, own.url, { planLimits: LIMITS, rateLimitWindowMs: WINDOW_MS, apiKeyCacheTtlMs: 0 })
-  const caching = await buildTestApp(t, own.url, { planLimits: LIMITS, rateLimitWindowMs: WINDOW_MS, apiKeyCacheTtlMs: 5000, redisPrefix: lookup.config.redisPrefix })
+  const lookup = await buildTestApp(t, own.url, { planLimits: LIMITS, rateLimitWindowMs: HOUR_MS, apiKeyCacheTtlMs: 0 })
+  const caching = await buildTestApp(t, own.url, { planLimits: LIMITS, rateLimitWindowMs: HOUR_MS, apiKeyCacheTtlMs: 5000, redisPrefix: lookup.config.redisPrefix })
   // The tests' own connections (buildTestApp's) reconnect quietly during the outage.
   for (const { redis } of [lookup, caching]) redis.on('error', () => {})
   const { key } = await lookup.apiKeys.create({ guildId: GUILD, plan: 'professional' })

@@ -22,10 +22,6 @@ const URLS = 50_000
  */
 const MARGIN_MB = 50
 
-// 100,000 requests, each compressed: about 20 s on an idle 2-core machine, four times that with
-// the machine loaded past a load average of 14. More room than the suite's 120 s per file.
-t.setTimeout(360_000)
-
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
 

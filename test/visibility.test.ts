@@ -189,3 +189,55 @@ t.test('a stream of the leaderboard shows the hide and the show', async (t) => {
   await writer.setVisibility({ guildId, userId: '30', visible: true })
   t.same(JSON.parse((await stream.event(2)).data), first, 'and the show')
 })
+
+t.test('season boards, current and ended, lose a hidden member and get it back; awards to it in the season stay hidden', async (t) => {
+  const { writer, guildId, get } = await fixture(t)
+  await writer.endSeason(guildId) // season 1 ended with the fixture's XP; season 2 gains 10 * i
+  for (let i = 1; i <= MEMBERS; i++) await writer.awardXp({ guildId, userId: String(i), xp: 10 * i })
+  const seasonReads = async () => ({
+    current: (await get('/leaderboard?season=current&limit=3')).body,
+    ended: (await get('/leaderboard?season=1&limit=3')).body,
+    member: (await get('/members/29?season=current')).body,
+    around: (await get('/members/29/around?season=1&radius=1')).body,
+    bulk: (await get('/members?ids=30,29&season=1')).body
+  })
+  const before = await seasonReads()
+  t.same(before.current.data.map((e: Entry) => [e.rank, e.user_id, e.xp]), [[1, '30', 300], [2, '29', 290], [3, '28', 280]])
+  t.same(before.ended.data.map((e: Entry) => [e.rank, e.user_id, e.xp]), [[1, '30', 3000], [2, '29', 2900], [3, '28', 2800]])
+
+  await writer.setVisibility({ guildId, userId: '30', visible: false, reason: 'opted_out' })
+  const after = await seasonReads()
+  t.same(after.current.data.map((e: Entry) => [e.rank, e.user_id, e.xp]), [[1, '29', 290], [2, '28', 280], [3, '27', 270]], 'the current season moved up')
+  t.same(after.ended.data.map((e: Entry) => [e.rank, e.user_id, e.xp]), [[1, '29', 2900], [2, '28', 2800], [3, '27', 2700]], 'the ended season too')
+  t.equal(after.current.total, MEMBERS - 1)
+  t.equal(after.ended.total, MEMBERS - 1)
+  t.equal(after.member.rank, 1)
+  t.equal(after.around.rank, 1)
+  t.same(after.bulk.missing, ['30'])
+  t.equal((await get('/members/30?season=1')).status, 404)
+
+  await writer.awardXp({ guildId, userId: '30', xp: 1000 })
+  t.equal((await get('/leaderboard?season=current&limit=3')).body.data[0].user_id, '29', 'an award to the hidden member stays hidden in the season')
+  await writer.setVisibility({ guildId, userId: '30', visible: true })
+  const shown = await seasonReads()
+  t.same(shown.current.data.map((e: Entry) => [e.rank, e.user_id, e.xp]), [[1, '30', 1300], [2, '29', 290], [3, '28', 280]], 'shown, with the award counted in the season')
+  const standing = (r: Awaited<ReturnType<typeof seasonReads>>) => ({
+    ended: r.ended.data.map((e: Entry) => [e.rank, e.user_id, e.xp]),
+    around: [r.around.rank, r.around.data.map((e: Entry) => [e.rank, e.user_id, e.xp])],
+    bulk: r.bulk.data.map((m: Entry) => [m.rank, m.user_id, m.xp])
+  })
+  t.same(standing(shown), standing(before), 'the ended season\'s ranks and XP are as before (levels follow all-time XP)')
+})
+
+t.test('the stats stream shows the totals without a hidden member, and with it again', async (t) => {
+  const { app, writer, guildId, key } = await fixture(t)
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  const stream = await SseReader.open(t, base, `/api/v1/servers/${guildId}/stats/stream`, { 'x-api-key': key })
+  const first = JSON.parse((await stream.event(0)).data)
+  t.equal(first.total_members, MEMBERS)
+  await writer.setVisibility({ guildId, userId: '30', visible: false, reason: 'left' })
+  const hidden = JSON.parse((await stream.event(1)).data)
+  t.same([hidden.total_members, hidden.total_xp], [MEMBERS - 1, first.total_xp - 3000])
+  await writer.setVisibility({ guildId, userId: '30', visible: true })
+  t.same(JSON.parse((await stream.event(2)).data), first)
+})

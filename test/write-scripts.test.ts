@@ -37,6 +37,6 @@ t.test('each typed call names the KEYS of its script\'s header, in order, and as
 })
 
 t.test('a call\'s object goes out as its keys, then its ARGV, in the listed order; other fields are left out', async (t) => {
-  t.same(scriptArgs('configureGuild', { settings: 's', version: 'v', expectedEpoch: 3, fieldCount: 1, ...{ board: 'not sent' } }),
-    ['s', 'v', 3, 1])
+  t.same(scriptArgs('configureGuild', { settings: 's', version: 'v', seasons: 'e', expectedEpoch: 3, fieldCount: 1, ...{ board: 'not sent' } }),
+    ['s', 'v', 'e', 3, 1])
 })

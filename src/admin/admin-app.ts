@@ -10,11 +10,15 @@ import underPressurePlugin from '../pipeline/shedding.js'
 import authPlugin from '../pipeline/auth.js'
 import tokenAuthPlugin from '../pipeline/token-auth.js'
 import { writerPlugin } from '../plugins/stores.js'
+import { webhookStorePlugin } from '../plugins/webhooks.js'
+import { requestMetricsPlugin } from '../plugins/metrics.js'
+import type { Registry } from 'prom-client'
 import { openapiPluginFor } from '../plugins/openapi.js'
 import { docsPagePluginFor } from '../plugins/docs-page.js'
 import healthRoutes from '../routes/health.js'
 import adminRoutes from '../routes/admin/index.js'
 import { adminNamedSchemas } from '../schemas/admin.js'
+import { webhookEventsDocument, webhookNamedSchemas } from '../schemas/webhooks.js'
 import { HealthStatus } from '../schemas/health.js'
 import { ApiError } from '../schemas/common.js'
 
@@ -29,13 +33,16 @@ const adminDocument = openapiPluginFor({
     '(tokens are made with `leaderboard tokens create`). Every write may carry `Idempotency-Key` to make a retry safe.',
   tags: [
     { name: 'members', description: 'XP awards, members, daily claims (scope write)' },
-    { name: 'settings', description: "A server's curve and multiplier (scope write)" },
+    { name: 'settings', description: "A server's settings: curve, multiplier, seasons, history, rules, profile (scope write)" },
+    { name: 'seasons', description: "Ending a server's season by hand (scope write)" },
+    { name: 'webhooks', description: "Webhooks: a server's events sent to a URL, signed as Standard Webhooks specifies (scope write)" },
     { name: 'keys', description: 'API keys of the read API (scope keys)' },
     { name: 'transfer', description: 'Import and export (scope transfer)' },
     { name: 'service', description: 'Liveness and readiness; no token' }
   ],
   securityScheme: { bearer: { type: 'http', scheme: 'bearer', description: 'A write-API token (`lba_…`)' } },
-  schemas: [...adminNamedSchemas, ApiError, HealthStatus]
+  schemas: [...adminNamedSchemas, ...webhookNamedSchemas, ApiError, HealthStatus],
+  webhooks: webhookEventsDocument
 })
 
 export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
@@ -44,21 +51,26 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
   fastify.removeContentTypeParser('text/plain')
   await fastify.register(lifecyclePlugin)
   await fastify.register(underPressurePlugin)
+  if (opts.metricsRegistry !== undefined) await fastify.register(requestMetricsPlugin, { registry: opts.metricsRegistry })
   await fastify.register(authPlugin) // the failed-authentication limit, shared with the read API
   await fastify.register(tokenAuthPlugin)
   await fastify.register(writerPlugin)
+  await fastify.register(webhookStorePlugin)
   await fastify.register(adminDocument)
   await fastify.register(docsPagePluginFor(ADMIN_DOCS_PREFIX, 'Guild leaderboard write API'))
   await fastify.register(healthRoutes)
   await fastify.register(adminRoutes, { prefix: ADMIN_PREFIX })
 }
 
-/** An instance of the write API, for server.ts and the tests alike. */
-export function buildAdminApp (config: Config, options: FastifyServerOptions = {}) {
+/**
+ * An instance of the write API, for server.ts and the tests alike; `metricsRegistry` is the read
+ * API's (`() => app.metricsRegistry`), so that write requests are measured beside reads.
+ */
+export function buildAdminApp (config: Config, options: FastifyServerOptions = {}, metricsRegistry?: () => Registry | null) {
   return buildInstance(config, adminApp, {
     prefixes: [ADMIN_PREFIX],
     kinds: ['token'],
     documents: [ADMIN_DOCS_PREFIX],
     hooks: (fastify) => ({ authenticateToken: fastify.authenticateToken, checkTokenServer: fastify.checkTokenServer, idempotency: fastify.claimIdempotencyKey })
-  }, options)
+  }, options, { metricsRegistry })
 }

@@ -20,12 +20,12 @@ const STDIN = '-'
 
 export function addTransferCommands (program: Command): void {
   program.command('import')
-    .description("set members' XP (not multiplied) and usernames from a MEE6 leaderboard JSON or a CSV naming user_id, username and xp; " +
-      'other members and every daily streak are kept; bad rows are listed on stderr and skipped; ' +
+    .description("set members' XP (not multiplied) and usernames from a CSV naming user_id, username and xp, or from the leaderboard JSON " +
+      'of MEE6, Amari, Lurkr, Polaris or Tatsu; other members and every daily streak are kept; bad rows are listed on stderr and skipped; ' +
       "a CSV made by export also sets the server's curve and multiplier")
     .addOption(new Option('--guild <id>', 'server (guild) to import into').argParser(parse.guildId).makeOptionMandatory())
     .addOption(new Option('--file <path>', 'the file to read; - reads standard input (then give --format)').makeOptionMandatory())
-    .addOption(new Option('--format <name>', 'the file\'s format (default: .json is mee6, .csv is csv)').choices(IMPORT_FORMATS))
+    .addOption(new Option('--format <name>', "the file's format: csv, or the bot whose JSON it is (default: .json is mee6, .csv is csv)").choices(IMPORT_FORMATS))
     .option('--strict', 'refuse the whole file if any row is bad: nothing is written, exit 1')
     .option('--keep-settings', "keep the server's curve and multiplier even if the file carries others")
     .option('--json', 'print the summary as one line of JSON (bad rows in it, not on stderr)')
@@ -100,7 +100,7 @@ function formatOf (file: string): ImportFormat {
   const format = file === STDIN ? undefined : formatFromName(file)
   if (format !== undefined) return format
   const what = file === STDIN ? 'standard input' : `the format of ${file} from its name (.json is mee6, .csv is csv)`
-  throw new CliError(`cannot tell ${what}; give --format mee6 or --format csv`)
+  throw new CliError(`cannot tell ${what}; give --format ${IMPORT_FORMATS.join('|')}`)
 }
 
 function problemLines (problems: readonly ImportProblem[], total: number, verb: string): void {

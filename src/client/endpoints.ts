@@ -3,44 +3,44 @@
 // watch method per live-update stream; the client (leaderboard-client.ts) sends them.
 import { type ApiResult, type CallOptions, id, type Query } from './call.js'
 import type { LiveUpdate, WatchOptions } from './live-stream.js'
-import type { AroundPage, GuildStats, LeaderboardPage, MemberList, MemberRecord, Period } from './types.js'
+import type { AroundPage, GuildStats, LeaderboardPage, MemberHistory, MemberList, MemberRecord, Period, SeasonList, StatsHistory } from './types.js'
 
 /** The read endpoints; a subclass sends the requests. */
 export abstract class ReadEndpoints {
   protected abstract get<T> (path: string, query: Query, options: CallOptions): Promise<ApiResult<T>>
   protected abstract watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined>
 
-  /** A page of the board: all time, or XP gained in a `period`. */
-  async leaderboard (guildId: string, options: CallOptions & { period?: Period, limit?: number, page?: number } = {}): Promise<ApiResult<LeaderboardPage>> {
-    return await this.get(`servers/${id(guildId)}/leaderboard`, { period: options.period, limit: options.limit, page: options.page }, options)
+  /** A page of the board: all time, XP gained in a `period`, or in a `season`. */
+  async leaderboard (guildId: string, options: CallOptions & { period?: Period, season?: 'current' | number, limit?: number, page?: number } = {}): Promise<ApiResult<LeaderboardPage>> {
+    return await this.get(`servers/${id(guildId)}/leaderboard`, { period: options.period, season: options.season, limit: options.limit, page: options.page }, options)
   }
 
   /**
    * A page of the board as it changes: the current page at once, then each change (at most one a
    * second), until `options.signal` aborts. `for await (const { data } of client.watchLeaderboard(g)) …`
    */
-  watchLeaderboard (guildId: string, options: WatchOptions & { period?: Period, limit?: number, page?: number } = {}): AsyncGenerator<LiveUpdate<LeaderboardPage>, void, undefined> {
-    return this.watch(`servers/${id(guildId)}/leaderboard/stream`, { period: options.period, limit: options.limit, page: options.page }, 'leaderboard', options)
+  watchLeaderboard (guildId: string, options: WatchOptions & { period?: Period, season?: 'current' | number, limit?: number, page?: number } = {}): AsyncGenerator<LiveUpdate<LeaderboardPage>, void, undefined> {
+    return this.watch(`servers/${id(guildId)}/leaderboard/stream`, { period: options.period, season: options.season, limit: options.limit, page: options.page }, 'leaderboard', options)
   }
 
-  /** One member's record; a non-member throws `member_not_found`. */
-  async member (guildId: string, userId: string, options: CallOptions = {}): Promise<ApiResult<MemberRecord>> {
-    return await this.get(`servers/${id(guildId)}/members/${id(userId)}`, {}, options)
+  /** One member's record (its XP and rank in a `season`, if given); a non-member throws `member_not_found`. */
+  async member (guildId: string, userId: string, options: CallOptions & { season?: 'current' | number } = {}): Promise<ApiResult<MemberRecord>> {
+    return await this.get(`servers/${id(guildId)}/members/${id(userId)}`, { season: options.season }, options)
   }
 
   /** One member's record as it changes; a non-member (or one removed meanwhile) throws `member_not_found`. */
-  watchMember (guildId: string, userId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<MemberRecord>, void, undefined> {
-    return this.watch(`servers/${id(guildId)}/members/${id(userId)}/stream`, {}, 'member', options)
+  watchMember (guildId: string, userId: string, options: WatchOptions & { season?: 'current' | number } = {}): AsyncGenerator<LiveUpdate<MemberRecord>, void, undefined> {
+    return this.watch(`servers/${id(guildId)}/members/${id(userId)}/stream`, { season: options.season }, 'member', options)
   }
 
-  /** The ranks within `radius` (5) of a member's. */
-  async around (guildId: string, userId: string, options: CallOptions & { radius?: number } = {}): Promise<ApiResult<AroundPage>> {
-    return await this.get(`servers/${id(guildId)}/members/${id(userId)}/around`, { radius: options.radius }, options)
+  /** The ranks within `radius` (5) of a member's, all time or in a `season`. */
+  async around (guildId: string, userId: string, options: CallOptions & { radius?: number, season?: 'current' | number } = {}): Promise<ApiResult<AroundPage>> {
+    return await this.get(`servers/${id(guildId)}/members/${id(userId)}/around`, { radius: options.radius, season: options.season }, options)
   }
 
   /** Up to 100 members' records in one request; ids that are not members come back in `missing`. */
-  async members (guildId: string, userIds: readonly string[], options: CallOptions = {}): Promise<ApiResult<MemberList>> {
-    return await this.get(`servers/${id(guildId)}/members`, { ids: userIds.join(',') }, options)
+  async members (guildId: string, userIds: readonly string[], options: CallOptions & { season?: 'current' | number } = {}): Promise<ApiResult<MemberList>> {
+    return await this.get(`servers/${id(guildId)}/members`, { ids: userIds.join(','), season: options.season }, options)
   }
 
   /** The server's aggregates and settings. */
@@ -51,5 +51,20 @@ export abstract class ReadEndpoints {
   /** The server's aggregates and settings as they change. */
   watchStats (guildId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<GuildStats>, void, undefined> {
     return this.watch(`servers/${id(guildId)}/stats/stream`, {}, 'stats', options)
+  }
+
+  /** The server's seasons, newest first (the current one, then the ended ones it keeps). */
+  async seasons (guildId: string, options: CallOptions & { limit?: number, page?: number } = {}): Promise<ApiResult<SeasonList>> {
+    return await this.get(`servers/${id(guildId)}/seasons`, { limit: options.limit, page: options.page }, options)
+  }
+
+  /** A member's XP, XP gained and rank at the end of each of the last `days` (30) days. */
+  async memberHistory (guildId: string, userId: string, options: CallOptions & { days?: number } = {}): Promise<ApiResult<MemberHistory>> {
+    return await this.get(`servers/${id(guildId)}/members/${id(userId)}/history`, { days: options.days }, options)
+  }
+
+  /** The server's members with XP, total XP, active members and XP gained at the end of each of the last `days` (30) days. */
+  async statsHistory (guildId: string, options: CallOptions & { days?: number } = {}): Promise<ApiResult<StatsHistory>> {
+    return await this.get(`servers/${id(guildId)}/stats/history`, { days: options.days }, options)
   }
 }

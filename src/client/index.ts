@@ -6,3 +6,5 @@ export type {
   AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, KeyInfo, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period
 } from './types.js'
 export type { LiveUpdate, WatchOptions } from './live-stream.js'
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders } from './webhook-verifier.js'
+export type { MemberLeveledUpEvent, MemberRankEnteredTopEvent, PingEvent, SeasonEndedEvent, WebhookEvent } from './webhook-events.js'

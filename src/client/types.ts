@@ -2,7 +2,7 @@
 // do not edit by hand. The bodies of the API's answers, as plain types.
 
 /** Every error code the API sends (the `code` of an error body). */
-export type ErrorCode = 'bad_request' | 'invalid_parameter' | 'missing_api_key' | 'invalid_api_key' | 'forbidden' | 'member_not_found' | 'board_not_found' | 'not_found' | 'request_timeout' | 'payload_too_large' | 'rate_limited' | 'headers_too_large' | 'internal_error' | 'service_unavailable'
+export type ErrorCode = 'bad_request' | 'invalid_parameter' | 'missing_api_key' | 'invalid_api_key' | 'forbidden' | 'member_not_found' | 'board_not_found' | 'season_not_found' | 'not_found' | 'request_timeout' | 'payload_too_large' | 'rate_limited' | 'headers_too_large' | 'internal_error' | 'service_unavailable'
 
 /** The boards a leaderboard can rank by. */
 export type Period = 'all' | 'week' | 'month' | 'last_week' | 'last_month'
@@ -30,7 +30,7 @@ export interface LeaderboardEntry {
   avatar_url: string | null
   level: number
   /**
-   * XP; on a period board, the XP gained in that period
+   * XP; on a period's or a season's board, the XP gained in it
    */
   xp: number
   level_progress: {
@@ -43,6 +43,10 @@ export interface LeaderboardEntry {
      */
     required: number
   }
+  /**
+   * The rank at the end of the last closed day (in the server's time zone) minus the rank now: positive, moved up. null for a member who had no rank then, and on a period's or a season's board
+   */
+  rank_change: number | null
 }
 
 /**
@@ -51,7 +55,7 @@ export interface LeaderboardEntry {
 export interface LeaderboardPage {
   data: LeaderboardEntry[]
   /**
-   * Number of ranked members; on a period board, members with XP gained in the period
+   * Number of ranked members; on a period's or a season's board, members with XP gained in it
    */
   total: number
   /**
@@ -95,9 +99,22 @@ export interface MemberRecord {
    * The member's avatar, an https URL, as the bot recorded it; null when none was
    */
   avatar_url: string | null
+  /**
+   * The level of the member's all-time XP
+   */
   level: number
+  /**
+   * XP; with `season`, the XP gained in that season
+   */
   xp: number
+  /**
+   * The rank on the board read: all time, or with `season` in that season
+   */
   rank: number
+  /**
+   * The rank at the end of the last closed day (in the server's time zone) minus the rank now: positive, moved up. null for a member who had no rank then, and on a period's or a season's board
+   */
+  rank_change: number | null
   /**
    * Streak as it stands now: 0 unless the last claim was today or yesterday (UTC)
    */
@@ -169,6 +186,104 @@ export interface GuildStats {
 }
 
 /**
+ * A season of the server
+ */
+export interface Season {
+  /**
+   * Seasons are numbered from 1 per server
+   */
+  id: number
+  /**
+   * The name given when the season before it was ended by hand, else "Season N"
+   */
+  name: string
+  /**
+   * ISO 8601 UTC; null for a first season that began before the server's first write with seasons
+   */
+  started_at: string | null
+  /**
+   * ISO 8601 UTC; null for the current season
+   */
+  ended_at: string | null
+}
+
+/**
+ * A page of the server's seasons
+ */
+export interface SeasonList {
+  /**
+   * Newest first: the current season, then the ended ones the server keeps (season_retention)
+   */
+  data: Season[]
+  /**
+   * Number of seasons listed: the current one and the ended ones kept
+   */
+  total: number
+  /**
+   * The requested page (past the end: data is empty)
+   */
+  page: number
+}
+
+/**
+ * A member's history, day by day
+ */
+export interface MemberHistory {
+  /**
+   * One entry per closed day, oldest first
+   */
+  data: {
+    /**
+     * The day, YYYY-MM-DD, in the server's time zone
+     */
+    date: string
+    /**
+     * XP at the day's end (0 when the member was not ranked then)
+     */
+    xp: number
+    /**
+     * XP gained by awards during the day
+     */
+    xp_gained: number
+    /**
+     * Rank at the day's end; null when not ranked then
+     */
+    rank: number | null
+  }[]
+}
+
+/**
+ * A server's stats, day by day
+ */
+export interface StatsHistory {
+  /**
+   * One entry per closed day, oldest first
+   */
+  data: {
+    /**
+     * The day, YYYY-MM-DD, in the server's time zone
+     */
+    date: string
+    /**
+     * Members with XP at the day's end
+     */
+    total_members: number
+    /**
+     * Their XP summed, at the day's end
+     */
+    total_xp: number
+    /**
+     * Members that gained XP during the day
+     */
+    active_members: number
+    /**
+     * XP gained by awards during the day
+     */
+    xp_gained: number
+  }[]
+}
+
+/**
  * The key used for this request: its plan and the servers it reads
  */
 export interface KeyInfo {
@@ -208,6 +323,7 @@ export interface ErrorBody {
     | 'forbidden'
     | 'member_not_found'
     | 'board_not_found'
+    | 'season_not_found'
     | 'not_found'
     | 'request_timeout'
     | 'payload_too_large'

@@ -48,7 +48,8 @@ export async function startLocalRedis (options: LocalRedisOptions = {}): Promise
   for (let attempt = 1; ; attempt++) {
     const port = next ?? await freePort()
     try {
-      const redis = await launchRedisServer({ port, dir: dataDir, args, env, timeoutMs })
+      // Its own process group: Ctrl-C stops the service, which stops Redis after its drain.
+      const redis = await launchRedisServer({ port, dir: dataDir, args, env, timeoutMs, ownProcessGroup: true })
       log?.info(`started a local redis-server (pid ${redis.pid}) on ${redis.url}, data in ${dataDir}`)
       return portTaken === undefined ? redis : { ...redis, portTaken }
     } catch (err) {

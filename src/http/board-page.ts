@@ -18,6 +18,8 @@ export interface BoardView {
   limit: number
   /** Framed by another site: no header links, no footer. */
   embed: boolean
+  /** The current season's name, when the server has seasons (one ended, or a schedule started one); else null. */
+  season: string | null
 }
 
 /** Text as HTML: the five characters that could open markup or close an attribute. */
@@ -32,9 +34,7 @@ const PERIOD_CAPTIONS: Record<Period, string> = {
   all: 'all time', week: 'XP this week', month: 'XP this month', last_week: 'XP last week', last_month: 'XP last month'
 }
 
-type Entry = LeaderboardPage['data'][number] & { rank_change?: number | null }
-/** Fields of a later release the page shows when a board carries them (history's rank_change, the season). */
-type StatsWithSeason = GuildStats & { season?: { name?: string } | null }
+type Entry = LeaderboardPage['data'][number]
 
 const CSS = `
 :root { color-scheme: light; --text: #1a1a1a; --muted: #4d4d4d; --line: #dfe3e8; --bg: #ffffff; --soft: #f4f6f8;
@@ -65,7 +65,7 @@ th.level, td.level { width: 8.5rem; }
 th.xp, td.xp { width: 7.5rem; text-align: right; padding-right: 1rem; font-variant-numeric: tabular-nums; }
 td.rank { font-weight: 700; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .move { display: inline-block; font-size: 0.75rem; font-weight: 600; margin-left: 0.2rem; }
-.move.up { color: var(--up); } .move.down { color: var(--down); } .move.new { color: var(--accent); }
+.move.up { color: var(--up); } .move.down { color: var(--down); }
 .who { display: flex; align-items: center; gap: 0.6rem; min-width: 0; }
 .avatar { width: 36px; height: 36px; border-radius: 50%; flex: none; background: var(--line); object-fit: cover;
   display: inline-flex; align-items: center; justify-content: center; font-weight: 700; color: var(--muted); }
@@ -133,10 +133,6 @@ const SCRIPT = `
       const up = e.rank_change > 0
       const move = el('span', 'move ' + (up ? 'up' : 'down'), (up ? '▲' : '▼') + Math.abs(e.rank_change))
       move.title = (up ? 'up ' : 'down ') + Math.abs(e.rank_change) + ' since yesterday'
-      rank.append(move)
-    } else if (e.rank_change === null) {
-      const move = el('span', 'move new', 'new')
-      move.title = 'new since yesterday'
       rank.append(move)
     }
     const who = el('div', 'who')
@@ -211,9 +207,10 @@ function pageLink (view: BoardView, changes: { page?: number, period?: Period })
   return escapeHtml(`/p/${view.slug}${text === '' ? '' : `?${text}`}`)
 }
 
+// No mark for null: a member without a rank at the last closed day's end, and every member
+// while no day has closed, which would mark a whole page.
 function rankChange (change: number | null | undefined): string {
-  if (change === undefined || change === 0) return ''
-  if (change === null) return '<span class="move new" title="new since yesterday">new</span>'
+  if (change === undefined || change === null || change === 0) return ''
   const up = change > 0
   return `<span class="move ${up ? 'up' : 'down'}" title="${up ? 'up' : 'down'} ${Math.abs(change)} since yesterday">${up ? '▲' : '▼'}${Math.abs(change)}</span>`
 }
@@ -254,12 +251,12 @@ function pages (view: BoardView): string {
 }
 
 export function renderBoardPage (view: BoardView): string {
-  const stats = view.stats as StatsWithSeason
+  const { stats } = view
   const name = stats.name ?? 'Leaderboard'
   const { board } = view
   const first = (board.page - 1) * view.limit + 1
   const last = Math.min(board.total, board.page * view.limit)
-  const season = typeof stats.season?.name === 'string' ? ` · ${escapeHtml(stats.season.name)}` : ''
+  const season = view.season === null ? '' : ` · ${escapeHtml(view.season)}`
   const icon = stats.icon_url === null ? '' : `<img src="${escapeHtml(stats.icon_url)}" alt="" width="56" height="56">`
   const tabs = view.embed
     ? ''
@@ -268,7 +265,7 @@ export function renderBoardPage (view: BoardView): string {
   const range = board.data.length === 0 ? 'no members on this page' : `ranks ${number.format(first)} to ${number.format(last)} of <span id="total">${number.format(board.total)}</span>`
   const rows = board.data.length === 0
     ? '<tr><td colspan="4" class="empty">Nobody here yet.</td></tr>'
-    : board.data.map((e) => row(e as Entry)).join('')
+    : board.data.map(row).join('')
   return `<!doctype html>
 <html lang="en">
 <head>

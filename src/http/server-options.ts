@@ -7,7 +7,7 @@ import { clientErrorHandler } from './client-errors.js'
 
 /** Request line plus headers; Node answers 431 past it. */
 export const MAX_HEADER_BYTES = 16 * 1024
-/** Request bodies: the API takes none, so a small bound; 413 past it. */
+/** Request bodies: the read API takes none, and the write API's routes that take more set their own; 413 past it. */
 export const BODY_LIMIT_BYTES = 16 * 1024
 /** Above common load balancers' 60 s idle timeout, so the balancer closes first. */
 export const KEEP_ALIVE_TIMEOUT_MS = 75_000

@@ -6,6 +6,10 @@
 // with the servers and pages watched, not with the streams: 10,000 streams on one page cost one
 // version read a second and one read per change.
 //
+// A topic may also carry the server's events (the stats stream: `member.leveled_up`…, see
+// ./server-events.ts): while one is watched the watcher keeps the server listening, and when its
+// version moves reads the events added since the last read and writes them to the topic's streams.
+//
 // Polling the version, rather than Redis pub/sub, has nothing to lose: after a Redis restart, a
 // failover or a dropped connection, the next tick compares versions again (a version is never
 // reused, see includes/version.lua), so no stream stays silent on a change it missed.
@@ -14,11 +18,11 @@ import type { Versioned } from '../reader/leaderboard-reader.js'
 import { utcDay } from '../periods/periods.js'
 import type { RedisClock } from '../redis/clock.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import { entityTag, etagHeader } from '../http/etag.js'
 import { LeaderboardError } from '../errors.js'
 import { isErrorCode, statusOfCode } from '../http/error-codes.js'
 import { formatEvent, type LiveEvent, type SseStream } from './sse-stream.js'
+import { EVENTS_READ_BATCH, LISTEN_RENEW_MS, type TypedEvent } from './server-events.js'
 
 /** What a stream shows: one endpoint's body for one server and set of parameters. */
 export interface TopicSpec<T = unknown> {
@@ -32,6 +36,22 @@ export interface TopicSpec<T = unknown> {
   read: () => Promise<Versioned<T>>
   /** The endpoint's own serializer, so `data:` is exactly the endpoint's body. */
   serialize: (value: T) => string
+  /** The server's events go to this topic's streams too, as typed events. */
+  events?: boolean
+}
+
+/** Where a watched server's events come from (./server-events.ts). */
+export interface EventSource {
+  listen: (guildId: string) => Promise<string>
+  read: (guildId: string, after: string) => Promise<TypedEvent[]>
+}
+
+/** A server whose events are watched: the last event read, and the version it was read at. */
+interface Feed {
+  after: string | undefined
+  version: string | undefined
+  listenedAt: number
+  reading: boolean
 }
 
 interface Topic {
@@ -44,6 +64,20 @@ interface Topic {
   reading: Promise<LiveEvent> | undefined
 }
 
+/** Why a stream ended, as its close is logged. */
+export type StreamEndReason =
+  /** The client closed it, or stopped reading it. */
+  | 'client_closed'
+  /** Its key was revoked, rotated, or no longer covers the server. */
+  | 'key_refused'
+  | 'key_expired'
+  /** Its key is past its plan's limit. */
+  | 'quota'
+  /** Its body became an error (a member removed), sent as an `error` event. */
+  | 'error_event'
+  /** The instance is draining or closing: the client reconnects elsewhere. */
+  | 'draining'
+
 /** What the watcher asks of an open stream's request, each false when the stream must end. */
 export interface StreamChecks {
   /** Counts the stream's next minute against its key; false when the key is past its limit. */
@@ -52,10 +86,13 @@ export interface StreamChecks {
   allowed: () => Promise<boolean>
   /** When the key expires (local clock), or null: checked each tick, with no Redis call. */
   expiresAt: number | null
+  /** Called once when the stream leaves the watcher, with why and the events the watcher wrote to it. */
+  ended?: (reason: StreamEndReason, events: number) => void
 }
 
 interface Subscription extends StreamChecks {
   topic: Topic
+  events: number
 }
 
 export interface LiveWatcherOptions {
@@ -65,6 +102,12 @@ export interface LiveWatcherOptions {
   keyChanges: () => Promise<string | null>
   /** After the counter moves, how long every stream's key is checked at each tick (the key cache's life and a tick). */
   keyRecheckMs: number
+  /**
+   * Called when the counter moves (not at its first read), before every stream's key is checked
+   * at once (then at each tick for keyRecheckMs): the key cache forgets what it holds, so a
+   * revoked key's streams end as soon as the move is read, not a cache's life later.
+   */
+  onKeysChanged?: () => void
   clock: RedisClock
   /** A read or a version batch not answered this long after it was sent fails (and is tried again next tick). */
   commandTimeoutMs: number
@@ -75,6 +118,8 @@ export interface LiveWatcherOptions {
   onEventsSent?: (count: number) => void
   /** A failed read (`spec`) or tick (undefined): logged; the next tick tries again. */
   onError?: (err: unknown, spec: TopicSpec | undefined) => void
+  /** The servers' events, for topics that carry them. */
+  events?: EventSource
 }
 
 export const TICK_MS = 1000
@@ -86,6 +131,7 @@ export class LiveWatcher {
   /** Topics by server: the servers watched. */
   readonly #byGuild = new Map<string, Set<Topic>>()
   readonly #subscriptions = new Map<SseStream, Subscription>()
+  readonly #feeds = new Map<string, Feed>()
   #timer: NodeJS.Timeout | undefined
   #stopped = false
   /** The key-change counter last read (undefined before the first read). */
@@ -130,26 +176,34 @@ export class LiveWatcher {
   subscribe (spec: TopicSpec, stream: SseStream, checks: StreamChecks): void {
     const topic = this.#topicOf(spec)
     topic.streams.add(stream)
-    this.#subscriptions.set(stream, { topic, ...checks })
+    const subscription: Subscription = { topic, events: 0, ...checks }
+    this.#subscriptions.set(stream, subscription)
+    if (spec.events === true && this.#options.events !== undefined && !this.#feeds.has(spec.guildId)) {
+      const feed: Feed = { after: undefined, version: undefined, listenedAt: 0, reading: false }
+      this.#feeds.set(spec.guildId, feed)
+      this.#listen(spec.guildId, feed, Date.now())
+    }
     // A change read between this stream's first event and now reaches it too.
-    if (topic.event !== undefined && stream.offer(topic.event, Date.now())) this.#options.onEventsSent?.(1)
+    if (topic.event !== undefined && stream.offer(topic.event, Date.now())) {
+      subscription.events++
+      this.#options.onEventsSent?.(1)
+    }
     this.#schedule()
   }
 
-  unsubscribe (stream: SseStream): void {
+  /** Takes the stream out of its topic (`reason`: why it ended, for its `ended`). */
+  unsubscribe (stream: SseStream, reason: StreamEndReason = 'client_closed'): void {
     const subscription = this.#subscriptions.get(stream)
     if (subscription === undefined) return
     this.#subscriptions.delete(stream)
     subscription.topic.streams.delete(stream)
     this.#dropIfIdle(subscription.topic)
+    subscription.ended?.(reason, subscription.events)
   }
 
   /** Ends every open stream (cleanly: the client sees the response end and reconnects). */
   endAll (): void {
-    for (const stream of [...this.#subscriptions.keys()]) {
-      stream.end()
-      this.unsubscribe(stream)
-    }
+    for (const stream of [...this.#subscriptions.keys()]) this.#close(stream, 'draining')
   }
 
   /** Ends every stream and stops ticking. */
@@ -178,6 +232,48 @@ export class LiveWatcher {
     const ofGuild = this.#byGuild.get(topic.spec.guildId)
     ofGuild?.delete(topic)
     if (ofGuild?.size === 0) this.#byGuild.delete(topic.spec.guildId)
+    if (topic.spec.events === true && ![...ofGuild ?? []].some((t) => t.spec.events === true)) this.#feeds.delete(topic.spec.guildId)
+  }
+
+  /** Keeps the write scripts adding the server's events; the first call says where reading starts. */
+  #listen (guildId: string, feed: Feed, now: number): void {
+    feed.listenedAt = now
+    this.#options.events?.listen(guildId).then((last) => { feed.after ??= last }, (err: unknown) => {
+      feed.listenedAt = 0 // tried again next tick
+      this.#options.onError?.(err, undefined)
+    })
+  }
+
+  /** The events added since the last read, to the streams of the server's topics that carry them. */
+  async #readEvents (guildId: string, feed: Feed, version: string): Promise<void> {
+    const after = feed.after
+    if (after === undefined || feed.reading || this.#options.events === undefined) return
+    feed.reading = true
+    try {
+      const events = await withDeadline(this.#options.events.read(guildId, after), this.#options.commandTimeoutMs)
+      const last = events.at(-1)
+      if (last === undefined) { feed.version = version; return }
+      feed.after = last.streamId
+      // More than one read's worth: the rest next tick, whatever the version says.
+      if (events.length < EVENTS_READ_BATCH) feed.version = version
+      const now = Date.now()
+      let sent = 0
+      for (const topic of this.#byGuild.get(guildId) ?? []) {
+        if (topic.spec.events !== true) continue
+        for (const stream of topic.streams) {
+          const subscription = this.#subscriptions.get(stream)
+          for (const { bytes } of events) {
+            if (bytes.length === 0) continue
+            stream.writeRaw(bytes, now)
+            sent++
+            if (subscription !== undefined) subscription.events++
+          }
+        }
+      }
+      if (sent > 0) this.#options.onEventsSent?.(sent)
+    } finally {
+      feed.reading = false
+    }
   }
 
   /** Reads the topic (one read at a time per topic) and offers a changed body to its streams. */
@@ -185,7 +281,7 @@ export class LiveWatcher {
     if (topic.reading !== undefined) return await topic.reading
     const { spec } = topic
     const reading = (async () => {
-      const result = await withDeadline(followingRedirects(spec.read), this.#options.commandTimeoutMs)
+      const result = await withDeadline(spec.read(), this.#options.commandTimeoutMs)
       const nowMs = spec.perDay ? result.nowMs ?? this.#options.clock.now() : undefined
       const etag = etagHeader(entityTag(result.version, nowMs), 'identity')
       topic.version = result.version
@@ -208,7 +304,11 @@ export class LiveWatcher {
   #fanOut (topic: Topic, event: LiveEvent, now: number): void {
     let sent = 0
     for (const stream of topic.streams) {
-      if (stream.offer(event, now)) sent++
+      if (stream.offer(event, now)) {
+        sent++
+        const subscription = this.#subscriptions.get(stream)
+        if (subscription !== undefined) subscription.events++
+      }
     }
     if (sent > 0) this.#options.onEventsSent?.(sent)
   }
@@ -239,13 +339,26 @@ export class LiveWatcher {
       await withDeadline(this.#options.versionOf(id), this.#options.commandTimeoutMs)))
     const changes = await keyChanges
     // (The first read too: a key may have changed between a stream's opening and it.)
-    if (changes !== undefined && changes.value !== this.#keyChanges) this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
+    if (changes !== undefined && changes.value !== this.#keyChanges) {
+      this.#recheckUntil = Date.now() + this.#options.keyRecheckMs
+      if (this.#keyChanges !== undefined) { // a change seen, not the first read
+        this.#options.onKeysChanged?.()
+        // At once, not only at the ticks of the window (which a busy instance may reach late):
+        // the cache is empty now, so the keys are looked up afresh.
+        for (const [stream, subscription] of this.#subscriptions) this.#checkKey(stream, subscription)
+      }
+    }
     if (changes !== undefined) this.#keyChanges = changes.value
     const today = utcDay(this.#options.clock.now())
     const reads: Array<Promise<unknown>> = []
     guilds.forEach((guildId, i) => {
       const outcome = versions[i]
       if (outcome === undefined || outcome.status === 'rejected') return // Redis will be asked again next tick
+      const feed = this.#feeds.get(guildId)
+      if (feed !== undefined) {
+        if (started - feed.listenedAt >= LISTEN_RENEW_MS) this.#listen(guildId, feed, started)
+        if (feed.version !== outcome.value) reads.push(this.#readEvents(guildId, feed, outcome.value).catch((err: unknown) => { this.#options.onError?.(err, undefined) }))
+      }
       for (const topic of this.#byGuild.get(guildId) ?? []) {
         if (topic.streams.size === 0) { this.#dropIfIdle(topic); continue }
         if (topic.version !== outcome.value || (topic.spec.perDay && topic.day !== today)) {
@@ -266,26 +379,32 @@ export class LiveWatcher {
     const recheck = now < this.#recheckUntil
     for (const [stream, subscription] of this.#subscriptions) {
       if (stream.ended) { this.unsubscribe(stream); continue }
-      if (stream.flush(now)) sent++
+      if (stream.flush(now)) {
+        sent++
+        subscription.events++
+      }
       // Checked once a tick, so a stream is never silent for longer than keepAliveMs.
       stream.keepAlive(now, Math.max(0, this.#options.keepAliveMs - TICK_MS))
-      if (subscription.expiresAt !== null && now >= subscription.expiresAt) { this.#close(stream); continue }
-      const checks: Array<Promise<boolean>> = []
-      if (recheck) checks.push(subscription.allowed())
-      if (now >= stream.nextChargeAt) {
-        stream.nextChargeAt += this.#options.chargeEveryMs
-        checks.push(subscription.charge())
-        if (!recheck) checks.push(subscription.allowed())
-      }
+      if (subscription.expiresAt !== null && now >= subscription.expiresAt) { this.#close(stream, 'key_expired'); continue }
       // A refusal ends the stream; Redis away does not (the checks resolve true or throw then).
-      for (const check of checks) check.then((ok) => { if (!ok) this.#close(stream) }, () => {})
+      const charge = now >= stream.nextChargeAt
+      if (charge) {
+        stream.nextChargeAt += this.#options.chargeEveryMs
+        subscription.charge().then((ok) => { if (!ok) this.#close(stream, 'quota') }, () => {})
+      }
+      if (recheck || charge) this.#checkKey(stream, subscription)
     }
     if (sent > 0) this.#options.onEventsSent?.(sent)
   }
 
-  #close (stream: SseStream): void {
+  /** The stream's key checked again: refused, the stream ends; Redis away, it goes on. */
+  #checkKey (stream: SseStream, subscription: Subscription): void {
+    subscription.allowed().then((ok) => { if (!ok) this.#close(stream, 'key_refused') }, () => {})
+  }
+
+  #close (stream: SseStream, reason: StreamEndReason): void {
     stream.end()
-    this.unsubscribe(stream)
+    this.unsubscribe(stream, reason)
   }
 
   /**
@@ -305,7 +424,7 @@ export class LiveWatcher {
     const now = Date.now()
     for (const stream of [...topic.streams]) {
       stream.writeRaw(bytes, now)
-      this.#close(stream)
+      this.#close(stream, 'error_event')
     }
   }
 }

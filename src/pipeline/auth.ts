@@ -14,7 +14,6 @@ import { apiKeyId, hashApiKey, type KeyCheck } from '../api-keys/api-keys.js'
 import type { ClientAddress } from '../client-address.js'
 import { clientAddress } from '../http/client-address.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import type { Plan } from '../plans.js'
 import { serverSet, type ServerSet, setCovers } from '../api-keys/server-scope.js'
 import { InvalidApiKeyError, type LeaderboardError, MissingApiKeyError, RateLimitedError } from '../errors.js'
@@ -43,6 +42,14 @@ declare module 'fastify' {
     refuseAuthentication: (request: FastifyRequest, error: LeaderboardError) => Promise<never>
     /** The 429 for an address over the failed-authentication limit, or null. */
     addressRefusal: (request: FastifyRequest) => RateLimitedError | null
+    /**
+     * The request's key as this instance knows it now (its cache, else Redis), or null when it is
+     * no longer valid. For the service's own checks (an open stream's key, again): a refusal
+     * here is not the client's failed login, so it counts nothing against its address.
+     */
+    apiKeyNow: (request: FastifyRequest) => Promise<AuthenticatedKey | null>
+    /** Empties this instance's key cache: every key is looked up again at its next use (after a key changed). */
+    forgetApiKeys: () => void
   }
   interface FastifyRequest {
     apiKey: AuthenticatedKey | null
@@ -67,6 +74,18 @@ function toCached (check: KeyCheck): CachedCheck {
   // Expiry is judged by Redis's clock: carry the key's remaining life over to the local one.
   const expiresAtLocal = check.expiresAt === null ? null : Date.now() + (check.expiresAt - check.redisNow)
   return { valid: true, id: check.id, servers: serverSet(check.servers), plan: check.plan, expiresAtLocal }
+}
+
+/** The key a request presents (`x-api-key`, its first value, trimmed), or ''. */
+function presentedKey (request: FastifyRequest): string {
+  const header = request.headers['x-api-key']
+  return (Array.isArray(header) ? header[0] : header)?.trim() ?? ''
+}
+
+/** The key a check found, unless it is invalid or has expired since. */
+function usable (check: CachedCheck): AuthenticatedKey | null {
+  if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) return null
+  return { id: check.id, servers: check.servers, plan: check.plan, expiresAtLocal: check.expiresAtLocal }
 }
 
 export default fp(async function authPlugin (fastify: FastifyInstance) {
@@ -95,33 +114,44 @@ export default fp(async function authPlugin (fastify: FastifyInstance) {
     throw error
   }
 
+  /** Looks a key up in Redis (a well-formed one; anything else is unknown at once) and caches the answer. */
+  async function lookUp (presented: string, hash: string): Promise<CachedCheck> {
+    const wellFormed = apiKeyId(presented) !== null
+    const check = wellFormed ? toCached(await withDeadline(apiKeys.check(presented), config.redisCommandTimeoutMs)) : { valid: false as const }
+    if (cacheTtl > 0 && wellFormed) checks.set(presented, check)
+    // Refreshed at each lookup, so at least every API_KEY_CACHE_TTL_MS while the key is used.
+    if (check.valid) recentlyValid.set(hash, true)
+    return check
+  }
+
   fastify.decorateRequest('apiKey', null)
   fastify.decorate('refuseAuthentication', async (request: FastifyRequest, error: LeaderboardError) => await refuse(clientAddress(request), error))
   fastify.decorate('addressRefusal', (request: FastifyRequest) => refusedAddress(clientAddress(request)))
 
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest) {
-    const header = request.headers['x-api-key']
-    const presented = (Array.isArray(header) ? header[0] : header)?.trim() ?? ''
+    const presented = presentedKey(request)
     // Parsed only when a refusal needs it: the common request never does.
     if (presented === '') return await refuse(clientAddress(request), new MissingApiKeyError())
 
     // Cached by the key itself, not its hash, so a cached key costs no SHA-256.
     // Only well-formed keys (of bounded length) are cached; anything else is unknown at once.
-    const wellFormed = apiKeyId(presented) !== null
-    let check = cacheTtl > 0 && wellFormed ? checks.get(presented) : undefined
+    let check = cacheTtl > 0 ? checks.get(presented) : undefined
     if (check === undefined) {
       const hash = hashApiKey(presented)
       // Only a key this instance does not know as valid is refused unseen.
       const refused = recentlyValid.has(hash) ? null : refusedAddress(clientAddress(request))
       if (refused !== null) throw refused
-      check = wellFormed ? toCached(await withDeadline(followingRedirects(async () => await apiKeys.check(presented)), config.redisCommandTimeoutMs)) : { valid: false }
-      if (cacheTtl > 0 && wellFormed) checks.set(presented, check)
-      // Refreshed at each lookup, so at least every API_KEY_CACHE_TTL_MS while the key is used.
-      if (check.valid) recentlyValid.set(hash, true)
+      check = await lookUp(presented, hash)
     }
-    if (!check.valid || (check.expiresAtLocal !== null && Date.now() >= check.expiresAtLocal)) {
-      return await refuse(clientAddress(request), new InvalidApiKeyError())
-    }
-    request.apiKey = { id: check.id, servers: check.servers, plan: check.plan, expiresAtLocal: check.expiresAtLocal }
+    const key = usable(check)
+    if (key === null) return await refuse(clientAddress(request), new InvalidApiKeyError())
+    request.apiKey = key
+  })
+
+  fastify.decorate('forgetApiKeys', () => { checks.clear() })
+  fastify.decorate('apiKeyNow', async (request: FastifyRequest) => {
+    const presented = presentedKey(request)
+    if (presented === '') return null
+    return usable((cacheTtl > 0 ? checks.get(presented) : undefined) ?? await lookUp(presented, hashApiKey(presented)))
   })
 }, { name: 'auth', dependencies: ['config', 'redis', 'api-keys', 'sliding-window'] })

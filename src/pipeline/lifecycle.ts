@@ -25,6 +25,14 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * After the drain, how long requests in flight get to finish before the process gives up and
+ * exits 1 (server.ts). Requests are bounded by REDIS_COMMAND_TIMEOUT_MS, so this is ample; the
+ * default drain plus this is 9 s, within Docker's default 10 s stop grace (docker-compose.yml
+ * sets a longer one).
+ */
+export const CLOSE_GRACE_MS = 4000
+
 /** Seconds a client refused by a closing instance is told to wait (another instance serves). */
 const CLOSING_RETRY_AFTER_SECONDS = 1
 /** How often a closing instance closes the connections that went idle since it last looked. */

@@ -1,20 +1,22 @@
 // Live updates over server-sent events: opening a stream (its first event at once, or none when
 // Last-Event-ID names the current body), the cap of open streams per key on this instance, the
 // quota (one request to open, one more each minute open), a revoked or expired key's streams
-// ending, the drain, and the metrics. What is
+// ending, the drain, the metrics, and each stream's log line when it ends. What is
 // sent and when is the watcher's (src/live/live-watcher.ts); the routes are
 // declared with the reads they stream (src/routes/api/reads.ts). The cap is checked after
 // authentication and before the request is counted (the stream routes' hooks, src/pipeline/access.ts).
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
-import { LiveWatcher, TICK_MS, type TopicSpec } from '../live/live-watcher.js'
+import { LiveWatcher, type StreamEndReason, TICK_MS, type TopicSpec } from '../live/live-watcher.js'
 import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
-import { InvalidApiKeyError, RateLimitedError } from '../errors.js'
+import { ServerEventFeed } from '../live/server-events.js'
+import { RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { slugOf } from './public-admission.js'
+import { loggableUrl } from '../logger.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,10 +48,12 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     versionOf: async (guildId) => await leaderboard.version(guildId),
     keyChanges: async () => await fastify.redisClient.get(fastify.keys.apiKeyChanges()),
     keyRecheckMs: config.apiKeyCacheTtlMs + TICK_MS,
+    onKeysChanged: () => { fastify.forgetApiKeys() },
     clock: redisClock,
     commandTimeoutMs: config.redisCommandTimeoutMs,
     keepAliveMs: config.streamKeepAliveMs,
     chargeEveryMs: chargeEveryMs(config.rateLimitWindowMs),
+    events: new ServerEventFeed(fastify.redisClient, fastify.keys, redisClock),
     onEventsSent: (count) => { eventsSent?.inc(count) },
     onError: (err, spec) => {
       // Redis down or slow is the outage log's to report; the next tick tries again.
@@ -103,14 +107,31 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     response.flushHeaders()
     const now = Date.now()
     const stream = new SseStream(response, held ? event.etag : '', now, chargeEveryMs(config.rateLimitWindowMs))
-    if (!held && stream.offer(event, now)) eventsSent?.inc()
+    const first = !held && stream.offer(event, now) ? 1 : 0
+    if (first === 1) eventsSent?.inc()
+    // A stream's one log line, at its end (the request line is not written for a hijacked reply).
+    const ended = (reason: StreamEndReason, events: number): void => {
+      fastify.log.info({
+        reqId: request.id,
+        url: loggableUrl(request.url),
+        route: request.routeOptions.url,
+        ms: Date.now() - now,
+        ip: request.ip,
+        guild: spec.guildId,
+        keyId: request.apiKey?.id,
+        events: first + events,
+        reason
+      }, 'stream closed')
+    }
     if (lifecycle.draining) { // this instance is going away: the client reconnects elsewhere
       stream.end()
+      ended('draining', 0)
       return reply
     }
     const publicBoard = request.routeOptions.config.access?.kind === 'public'
     watcher.subscribe(spec, stream, publicBoard
       ? {
+          ended,
           // A public board's stream counts against its client address, and ends when the slug no
           // longer names the board's server (made private, or moved).
           charge: async () => (await fastify.publicBoards.count(request)).success,
@@ -118,18 +139,16 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
           allowed: async () => await fastify.publicBoards.resolve(slugOf(request)) === spec.guildId
         }
       : {
+          ended,
           charge: async () => (await fastify.quota(request, true)).admitted,
-          // Authentication again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
+          // The key again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
           // after a key changed: a key revoked, rotated or moved off the server loses its streams.
+          // The service's own check, not the client's login: a refusal counts nothing against its
+          // address. Redis away rejects, and the stream goes on.
           expiresAt: request.apiKey?.expiresAtLocal ?? null,
           allowed: async () => {
-            try {
-              await fastify.authenticate(request)
-            } catch (err) {
-              if (err instanceof InvalidApiKeyError) return false
-              throw err // Redis away (a 503): the stream goes on
-            }
-            return request.apiKey !== null && keyCoversServer(request.apiKey, spec.guildId)
+            const key = await fastify.apiKeyNow(request)
+            return key !== null && keyCoversServer(key, spec.guildId)
           }
         })
     response.once('close', () => { watcher.unsubscribe(stream) })

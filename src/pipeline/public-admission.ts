@@ -16,7 +16,6 @@ import { BoardNotFoundError, RateLimitedError } from '../errors.js'
 import { clientAddress } from '../http/client-address.js'
 import { entityTag, matchingTag, sendNotModified } from '../http/etag.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import { PublicSlugs } from '../settings/public-slugs.js'
 import type { LimitResult } from '../rate-limit/sliding-window.js'
 import { bodyDependsOnDay, type PublicAccess } from './access.js'
@@ -54,7 +53,7 @@ export default fp(async function publicAdmissionPlugin (fastify: FastifyInstance
   async function resolve (slug: string): Promise<string | null> {
     const known = config.apiKeyCacheTtlMs > 0 ? remembered.get(slug) : undefined
     if (known !== undefined) return known.guildId
-    const guildId = await withDeadline(followingRedirects(async () => await slugs.resolve(slug)), config.redisCommandTimeoutMs)
+    const guildId = await withDeadline(slugs.resolve(slug), config.redisCommandTimeoutMs)
     remembered.set(slug, { guildId })
     return guildId
   }

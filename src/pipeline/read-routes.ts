@@ -48,8 +48,11 @@ export interface ReadDeclaration<P extends TObject, Q extends TObject, B extends
   perDay?: boolean | ((query: Static<Q>) => boolean)
   checks?: QueryCheck[]
   read: (reader: LeaderboardReader, input: ReadInput<P, Q>) => Promise<Versioned<Static<B>>>
-  /** The same body as live updates at `path/stream`: event `event`. */
-  stream?: { operationId: string, summary: string, event: string }
+  /**
+   * The same body as live updates at `path/stream`: event `event`; with `serverEvents`, the
+   * server's events too, typed (`member.leveled_up`…, src/live/server-events.ts).
+   */
+  stream?: { operationId: string, summary: string, event: string, serverEvents?: boolean }
   /**
    * The typed client's method for it, and its watch method for the stream, each with its doc
    * comment; `lists` names the query parameters the method takes as a list argument (joined by
@@ -196,7 +199,7 @@ export function registerReads (fastify: FastifyInstance, declarations: readonly 
     })
 
     if (d.stream === undefined) continue
-    const { event } = d.stream
+    const { event, serverEvents = false } = d.stream
     fastify.route({
       method: 'GET',
       url: `${d.path}/stream`,
@@ -219,7 +222,8 @@ export function registerReads (fastify: FastifyInstance, declarations: readonly 
         event,
         perDay: typeof d.perDay === 'function' ? d.perDay(request.query) : d.perDay === true,
         read: async () => await d.read(fastify.leaderboard, input(request)),
-        serialize: serializerOf(reply, d.body)
+        serialize: serializerOf(reply, d.body),
+        events: serverEvents
       })
     })
   }

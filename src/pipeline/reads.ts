@@ -13,7 +13,6 @@ import { chooseEncoding } from '../http/encoding.js'
 import { cacheHeaders, etagHeader, matchingTag, sendNotModified } from '../http/etag.js'
 import { bodyDependsOnDay } from './access.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 
 /** What the response cache has answered since the start. */
 export interface ResponseCacheStats {
@@ -100,7 +99,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
   async function readShared<T> (cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>,
     serialize: (value: T) => string): Promise<CachedBody> {
     const fresh = async (): Promise<CachedBody> => {
-      const result = await withDeadline(followingRedirects(read), commandTimeoutMs)
+      const result = await withDeadline(read(), commandTimeoutMs)
       return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, serialize(result.value))
     }
     if (!remember || version === undefined) return await fresh()

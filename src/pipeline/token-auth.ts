@@ -13,7 +13,6 @@ import { type Scope, type TokenCheck, tokenId, TokenStore } from '../tokens/toke
 import { serverOf } from './access.js'
 import { serverSet, type ServerSet, setCovers } from '../api-keys/server-scope.js'
 import { withDeadline } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import { InvalidTokenError, MissingTokenError, NotPermittedError } from '../errors.js'
 
 export interface AuthenticatedToken {
@@ -64,7 +63,7 @@ export default fp(async function tokenAuthPlugin (fastify: FastifyInstance) {
       const refused = recentlyValid.has(hash) ? null : fastify.addressRefusal(request)
       if (refused !== null) throw refused
       const found: TokenCheck | null = wellFormed
-        ? await withDeadline(followingRedirects(async () => await tokens.check(presented)), config.redisCommandTimeoutMs)
+        ? await withDeadline(tokens.check(presented), config.redisCommandTimeoutMs)
         : null
       check = { valid: found === null ? null : { id: found.id, servers: serverSet(found.servers), scopes: found.scopes } }
       if (cacheTtl > 0 && wellFormed) checks.set(presented, check)

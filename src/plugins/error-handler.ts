@@ -18,7 +18,7 @@ const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
 }
 
 /** Seconds a client is told to wait when the instance sheds load (see pipeline/shedding.ts). */
-export const OVERLOAD_RETRY_AFTER_SECONDS = 2
+const OVERLOAD_RETRY_AFTER_SECONDS = 2
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,7 +59,7 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
       reply.header('retry-after', unavailable.retryAfterSeconds)
       return sendError(reply, 'service_unavailable', `the data store cannot serve now; retry in ${unavailable.retryAfterSeconds} s`)
     }
-    if (error.code === 'FST_UNDER_PRESSURE') {
+    if (error.code === 'OVERLOADED') { // pipeline/shedding.ts
       reply.header('retry-after', OVERLOAD_RETRY_AFTER_SECONDS)
       return sendError(reply, 'service_unavailable', `this instance is overloaded; retry in ${OVERLOAD_RETRY_AFTER_SECONDS} s`)
     }

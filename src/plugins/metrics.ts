@@ -4,7 +4,7 @@
 import fp from 'fastify-plugin'
 import { createServer, type Server } from 'node:http'
 import { once } from 'node:events'
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { LeaderboardError } from '../errors.js'
 import { NOT_NOW_REPLIES, redisUnavailability } from '../redis/errors.js'
@@ -29,6 +29,44 @@ const AUTH_FAILURE_CODES = new Set(['missing_api_key', 'invalid_api_key', 'forbi
 /** Every reason a Redis failure is counted under, so each series exists (at 0) from the start. */
 const REDIS_REASONS = ['unreachable', 'timeout', ...Object.keys(NOT_NOW_REPLIES)]
 
+type RequestDurations = Histogram<'method' | 'route' | 'status_code'>
+const REQUEST_DURATIONS = 'http_request_duration_seconds'
+
+/** The registry's request histogram, made the first time: the API's and the write API's requests share it. */
+function requestDurations (registry: Registry): RequestDurations {
+  const made = registry.getSingleMetric(REQUEST_DURATIONS)
+  if (made !== undefined) return made as RequestDurations
+  return new Histogram({
+    name: REQUEST_DURATIONS,
+    help: 'Requests by method, route pattern and status, and their latency (its _count is the request count)',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry]
+  })
+}
+
+function observeRequest (histogram: RequestDurations, request: FastifyRequest, reply: FastifyReply): void {
+  histogram.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status_code: reply.statusCode }, reply.elapsedTime / 1000)
+}
+
+/**
+ * For a listener without a metrics listener of its own (the write API): its requests go into
+ * `http_request_duration_seconds` of the registry `registry()` returns (the API's, served on
+ * METRICS_PORT), once there is one; none when METRICS_PORT is unset.
+ */
+export const requestMetricsPlugin = fp(async function requestMetricsPlugin (fastify: FastifyInstance, opts: { registry: () => Registry | null }) {
+  let histogram: RequestDurations | undefined
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (histogram === undefined) {
+      // (undefined too: a getter read before the API's app decorated its registry)
+      const registry: Registry | null | undefined = opts.registry()
+      if (registry !== null && registry !== undefined) histogram = requestDurations(registry)
+    }
+    if (histogram !== undefined) observeRequest(histogram, request, reply)
+    done()
+  })
+}, { name: 'request-metrics' })
+
 interface SendCommand { sendCommand: (command: { name: string, promise: Promise<unknown> }, ...rest: unknown[]) => unknown }
 
 export default fp(async function metricsPlugin (fastify: FastifyInstance) {
@@ -47,13 +85,7 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
   fastify.decorate('metricsRegistry', registry)
   collectDefaultMetrics({ register: registry })
   const registers = [registry]
-  const requests = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Requests by method, route pattern and status, and their latency (its _count is the request count)',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers
-  })
+  const requests = requestDurations(registry)
   const rateLimited = new Counter({
     name: 'leaderboard_rate_limited_total',
     help: 'Requests refused with 429 rate_limited, by the key\'s plan ("address" for a failed-authentication lockout)',
@@ -147,7 +179,7 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     done()
   })
   fastify.addHook('onResponse', (request, reply, done) => {
-    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status_code: reply.statusCode }, reply.elapsedTime / 1000)
+    observeRequest(requests, request, reply)
     const failure = request.failure
     if (failure !== null) {
       if (failure.code === 'rate_limited') rateLimited.inc({ plan: request.apiKey?.plan ?? 'address' })

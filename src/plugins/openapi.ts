@@ -42,6 +42,8 @@ export interface DocumentSpec {
   securityScheme: Record<string, unknown>
   /** The named schemas, added once so routes refer to them by `$ref`. */
   schemas: ReadonlyArray<{ $id: string }>
+  /** OpenAPI 3.1's `webhooks`: the requests the service sends (the write API's events). */
+  webhooks?: Record<string, unknown>
 }
 
 const PUBLIC_DOCUMENT: DocumentSpec = {
@@ -52,6 +54,8 @@ const PUBLIC_DOCUMENT: DocumentSpec = {
     { name: 'leaderboard', description: 'Members ranked by XP' },
     { name: 'members', description: "One member's record" },
     { name: 'stats', description: "A server's aggregates and curve settings" },
+    { name: 'seasons', description: "A server's seasons: the current one and the ended ones it keeps" },
+    { name: 'history', description: 'Day by day, over the days that ended: a member\'s XP and rank, a server\'s totals' },
     { name: 'keys', description: 'The API key itself' },
     { name: 'public', description: 'Public boards: the leaderboard, members and stats of a server that opted in, by its slug, with no key (limited per client address)' },
     { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
@@ -78,7 +82,8 @@ export function openapiPluginFor (spec: DocumentSpec) {
         // Every operation needs a credential unless it says otherwise (/healthz and /readyz do).
         security: Object.keys(spec.securityScheme).map((name) => ({ [name]: [] })),
         tags: spec.tags,
-        components: { securitySchemes: spec.securityScheme as never }
+        components: { securitySchemes: spec.securityScheme as never },
+        ...(spec.webhooks === undefined ? {} : { webhooks: spec.webhooks })
       },
       // Named schemas keep their `$id` as their name (the default would be def-0, def-1…).
       refResolver: {

@@ -7,7 +7,6 @@ import type { RedisClock } from '../redis/clock.js'
 import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 
 /** Slices per window: each key holds at most BUCKETS + 1 slices and two bookkeeping fields. */
 export const BUCKETS = 40
@@ -66,7 +65,7 @@ export class SlidingWindow {
       const { key, limit, windowMs, peek } = hits[indexes[0] as number] as Hit
       try {
         const [admitted, count, reset, now, refusedReset] =
-          await followingRedirects(async () => await this.redis.slidingWindow(key, limit, windowMs, BUCKETS, peek ? 1 : 0, indexes.length))
+          await this.redis.slidingWindow(key, limit, windowMs, BUCKETS, peek ? 1 : 0, indexes.length)
         this.clock?.observe(now)
         // Taken in turn: the first `admitted` are, each seeing the count up to itself; the rest are refused.
         const before = peek ? count : count - admitted

@@ -10,16 +10,18 @@ import { RedisClock } from '../redis/clock.js'
 import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
-import { followingRedirects } from '../redis/errors.js'
 import { type Curve, DEFAULT_CURVE, isCurve, levelProgress } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
-import { MemberNotFoundError } from '../errors.js'
+import { MemberNotFoundError, SeasonNotFoundError } from '../errors.js'
+import { SETTINGS_LIMITS } from '../settings/settings.js'
 import { formatMultiplier } from '../validation.js'
 import type { Static } from 'typebox'
 import type { AroundPage, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardPage as LeaderboardPageSchema } from '../schemas/leaderboard.js'
 import type { MemberList as MemberListSchema, MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
+import { CalendarReads, type MemberHistory, type SeasonList, type StatsHistory } from './calendar-reads.js'
+import type { Versioned } from './versioned.js'
 
 const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 
@@ -34,13 +36,7 @@ export type MemberList = Static<typeof MemberListSchema>
 export type Around = Static<typeof AroundPage>
 export type GuildStats = Static<typeof GuildStatsSchema>
 
-/** A read with the server's data version it was made at ("0": the server has never been written). */
-export interface Versioned<T> {
-  version: string
-  /** Redis's clock at the read, Unix ms, where the result depends on the day. */
-  nowMs?: number
-  value: T
-}
+export type { Versioned } from './versioned.js'
 
 type Reply = string | number | null
 
@@ -56,11 +52,23 @@ export function curveOf (value: Reply | undefined): Curve {
 }
 
 /**
+ * A board to rank by: all time (undefined), the current season, or a season by id. A season's
+ * board holds the XP gained in it; a season past season_retention is not found.
+ */
+export type SeasonRef = 'current' | number | undefined
+
+/** rank_change: the rank at the last closed day's end (0: none then) minus the rank now; null without one. */
+export function rankChange (previous: number | undefined, rank: number): number | null {
+  return previous === undefined || previous === 0 ? null : previous - rank
+}
+
+/**
  * Leaderboard entries from a read script's parallel lists, ranked from `firstRank`: board
- * members, the XP that sets each level, records, and the XP shown (a period's, or the same).
+ * members, the XP that sets each level, records, the XP shown (a period's or a season's, or the
+ * same) and the ranks at the end of the last closed day (none for a period's or a season's).
  */
 function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], xps: readonly Reply[],
-  records: ReadonlyArray<string | null | undefined>, shownXps: readonly Reply[] = xps): LeaderboardEntry[] {
+  records: ReadonlyArray<string | null | undefined>, shownXps: readonly Reply[] = xps, previousRanks: readonly number[] = []): LeaderboardEntry[] {
   const data: LeaderboardEntry[] = new Array(members.length)
   for (let i = 0; i < members.length; i++) {
     const userId = userIdFromBoardMember(members[i] as string)
@@ -74,7 +82,8 @@ function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], 
       avatar_url: avatarUrl,
       level: progress.level,
       xp: Number(shownXps[i]),
-      level_progress: { xp: progress.xp, required: progress.required }
+      level_progress: { xp: progress.xp, required: progress.required },
+      rank_change: rankChange(previousRanks[i], firstRank + i)
     }
   }
   return data
@@ -96,12 +105,15 @@ export class LeaderboardReader {
    * failed GET fails only its own server's reads (on a cluster, servers live on other masters).
    */
   readonly #versions: DataLoader<string, string>
+  /** Seasons and history. */
+  readonly #calendar: CalendarReads
 
   constructor (redis: RedisClient, keys: KeyBuilder, clock: RedisClock = new RedisClock()) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
     this.clock = clock
+    this.#calendar = new CalendarReads(redis, keys)
     this.#versions = perTurnLoader(async (guildIds) => await this.#readVersions(guildIds), commandTimeoutOf(redis))
   }
 
@@ -109,7 +121,7 @@ export class LeaderboardReader {
     const read = new Map<string, Promise<string | Error>>()
     for (const id of guildIds) {
       if (!read.has(id)) {
-        read.set(id, followingRedirects(async () => await this.redis.get(this.keys.guild(id).version))
+        read.set(id, this.redis.get(this.keys.guild(id).version)
           .then((v) => v ?? '0', (err: unknown) => err instanceof Error ? err : new Error(String(err))))
       }
     }
@@ -117,23 +129,56 @@ export class LeaderboardReader {
   }
 
   /** Ranks (page-1)*limit+1 .. page*limit; a page past the end has no data but the real total. */
-  async page (guildId: string, page: number, limit: number, period: Period = 'all'): Promise<LeaderboardPage> {
-    return (await this.readPage(guildId, page, limit, period)).value
+  async page (guildId: string, page: number, limit: number, period: Period = 'all', season?: SeasonRef): Promise<LeaderboardPage> {
+    return (await this.readPage(guildId, page, limit, period, season)).value
   }
 
-  /** A page of the all-time board, or of a period's board (then with Redis's clock at the read: the period depends on the day). */
-  async readPage (guildId: string, page: number, limit: number, period: Period = 'all'): Promise<Versioned<LeaderboardPage>> {
-    if (period !== 'all') return await this.#readPeriodPage(guildId, page, limit, period)
+  /**
+   * The keys and arguments every board read takes for seasons and history (includes/board-reads.lua):
+   * the ranks at the last closed day's end, the seasons, the current season's board and the one asked.
+   */
+  seasonKeys (guildId: string, season: SeasonRef): { keys: [ranksLatest: string, seasons: string, seasonCurrent: string, seasonBoard: string], season: string } {
     const k = this.keys.guild(guildId)
-    const start = (page - 1) * limit
-    const [version, total, curveReply, members, xps, records] =
-      await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + limit - 1)
-    const data = toEntries(start + 1, curveOf(curveReply), members, xps, records)
-    return { version: version ?? '0', value: { data, total: Number(total), page } }
+    return {
+      keys: [k.histRanksLatest, k.seasons, k.seasonCurrent, typeof season === 'number' ? this.keys.season(guildId, season) : k.seasonCurrent],
+      season: season === undefined ? '' : String(season)
+    }
   }
 
-  async member (guildId: string, userId: string): Promise<MemberRecord> {
-    return memberFound(await this.readMember(guildId, userId), guildId, userId).value
+  /**
+   * A page of the all-time board, a season's, or a period's (then with Redis's clock at the read:
+   * the period depends on the day); the all-time board's entries carry their rank_change.
+   */
+  async readPage (guildId: string, page: number, limit: number, period: Period = 'all', season?: SeasonRef): Promise<Versioned<LeaderboardPage>> {
+    if (period !== 'all') return await this.#readPeriodPage(guildId, page, limit, period)
+    const start = (page - 1) * limit
+    const { version, season: id, total, curve, members, shownXps, xps, records, previousRanks } = await this.pageScript(guildId, start, start + limit - 1, season)
+    if (id < 0) throw new SeasonNotFoundError(guildId, season)
+    const data = toEntries(start + 1, curve, members, xps, records, shownXps, previousRanks)
+    return { version, value: { data, total, page } }
+  }
+
+  /** The page script's reply, parsed: ranks `start` to `stop` (0-based) of the board `season` names; season -1 when it is not kept. */
+  async pageScript (guildId: string, start: number, stop: number, season?: SeasonRef): Promise<{
+    version: string,
+    season: number,
+    total: number,
+    curve: Curve,
+    members: string[],
+    shownXps: string[],
+    xps: Array<string | null>,
+    records: Array<string | null>,
+    previousRanks: number[]
+  }> {
+    const k = this.keys.guild(guildId)
+    const s = this.seasonKeys(guildId, season)
+    const [version, id, total = 0, curve, members = [], shownXps = [], xps = [], records = [], previousRanks = []] =
+      await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, ...s.keys, start, stop, s.season, SETTINGS_LIMITS.seasonRetention.default)
+    return { version: version ?? '0', season: Number(id), total: Number(total), curve: curveOf(curve), members, shownXps, xps, records, previousRanks }
+  }
+
+  async member (guildId: string, userId: string, season?: SeasonRef): Promise<MemberRecord> {
+    return memberFound(await this.readMember(guildId, userId, season), guildId, userId).value
   }
 
   async #readPeriodPage (guildId: string, page: number, limit: number, period: Exclude<Period, 'all'>): Promise<Versioned<LeaderboardPage>> {
@@ -150,61 +195,97 @@ export class LeaderboardReader {
     return { version: version ?? '0', nowMs, value: { data, total: Number(total), page } }
   }
 
-  /** Ranks max(1, r - radius) .. min(total, r + radius) around the member's rank r, or null for a non-member. */
-  async readAround (guildId: string, userId: string, radius: number): Promise<Versioned<Around | null>> {
+  /**
+   * Ranks max(1, r - radius) .. min(total, r + radius) around the member's rank r (on the all-time
+   * board or a season's), or null for a user not on that board.
+   */
+  async readAround (guildId: string, userId: string, radius: number, season?: SeasonRef): Promise<Versioned<Around | null>> {
     const k = this.keys.guild(guildId)
-    const [version, total, curveReply, rank, first = 0, members = [], xps = [], records = []] =
-      await this.redis.around(k.board, k.members, k.settings, k.version, boardMember(userId), radius)
-    if (rank === null) return { version: version ?? '0', value: null }
-    const data = toEntries(first + 1, curveOf(curveReply), members, xps, records)
+    const s = this.seasonKeys(guildId, season)
+    const [version, id, total = 0, curveReply, rank, first = 0, members = [], shownXps = [], xps = [], records = [], previousRanks = []] =
+      await this.redis.around(k.board, k.members, k.settings, k.version, ...s.keys, boardMember(userId), radius, s.season, SETTINGS_LIMITS.seasonRetention.default)
+    if (id < 0) throw new SeasonNotFoundError(guildId, season)
+    if (rank === null || rank === undefined) return { version: version ?? '0', value: null }
+    const data = toEntries(first + 1, curveOf(curveReply), members, xps, records, shownXps, previousRanks)
     return { version: version ?? '0', value: { data, total: Number(total), rank: rank + 1 } }
   }
 
-  /** The member's record, or null (with the version and time all the same) for a non-member or a hidden member. */
-  async readMember (guildId: string, userId: string): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
-    const read = await this.#readMember(guildId, userId, false)
+  /**
+   * The member's record (its XP and rank all time, or in a season), or null (with the version
+   * and time all the same) for a user not on that board or hidden.
+   */
+  async readMember (guildId: string, userId: string, season?: SeasonRef): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
+    const read = await this.#readMember(guildId, userId, season, false)
     return { ...read, value: read.value as MemberRecord | null } // the script reads no hidden member: every rank is set
   }
 
-  /** The member's record, hidden or not (the writer side's view: `visible`, and no rank while hidden), or null for a non-member. */
+  /** The member's all-time record, hidden or not (the writer side's view: `visible`, and no rank while hidden), or null for a non-member. */
   async readAnyMember (guildId: string, userId: string): Promise<Versioned<AnyMemberRecord | null> & { nowMs: number }> {
-    const read = await this.#readMember(guildId, userId, true)
+    const read = await this.#readMember(guildId, userId, undefined, true)
     return { ...read, value: read.value === null ? null : { ...read.value, visible: read.value.rank !== null } }
   }
 
-  async #readMember (guildId: string, userId: string, includeHidden: boolean): Promise<Versioned<RankedOrNot | null> & { nowMs: number }> {
+  async #readMember (guildId: string, userId: string, season: SeasonRef, includeHidden: boolean): Promise<Versioned<RankedOrNot | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
-    const [version, nowMs, , xp, rank, record, curve, weekXp, monthXp] = await inCurrentPeriods(this.clock, async (p) => {
-      const reply = await this.redis.member(k.board, k.members, k.settings, k.version,
-        this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), boardMember(userId), p.from, p.until, includeHidden ? '1' : '')
+    const s = this.seasonKeys(guildId, season)
+    const [version, nowMs, , id = 0, xp, rank, record, curve, weekXp, monthXp, allTimeXp, previousRank] = await inCurrentPeriods(this.clock, async (p) => {
+      const reply = await this.redis.member(k.board, k.members, k.settings, k.version, this.keys.period(guildId, p.week.label),
+        this.keys.period(guildId, p.month.label), ...s.keys, boardMember(userId), p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default,
+        includeHidden ? '1' : '')
       return periodRead(reply)
     })
     this.clock.observe(nowMs)
-    if (xp === null || xp === undefined) return { version: version ?? '0', nowMs, value: null }
-    const value = memberRecord(userId, Number(xp), rank ?? null, record, curveOf(curve), weekXp, monthXp, nowMs)
+    if (id < 0) throw new SeasonNotFoundError(guildId, season)
+    const value = xp === null || xp === undefined
+      ? null
+      : memberRecord(userId, { xp: Number(xp), allTimeXp: Number(allTimeXp ?? 0), rank: rank === null || rank === undefined ? null : Number(rank), previousRank }, record, curveOf(curve), weekXp, monthXp, nowMs)
     return { version: version ?? '0', nowMs, value }
   }
 
-  /** The records of those of `userIds` (distinct) that are members, in the order given, and the ids that are not. */
-  async readMembers (guildId: string, userIds: string[]): Promise<Versioned<MemberList> & { nowMs: number }> {
+  /**
+   * The records of those of `userIds` (distinct) on the board (all time, or a season's), in the
+   * order given, and the ids that are not.
+   */
+  async readMembers (guildId: string, userIds: string[], season?: SeasonRef): Promise<Versioned<MemberList> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
-    const [version, nowMs, , curveReply, xps = [], ranks = [], records = [], weekXps = [], monthXps = []] =
+    const s = this.seasonKeys(guildId, season)
+    const [version, nowMs, , id = 0, curveReply, xps = [], ranks = [], records = [], weekXps = [], monthXps = [], allTimeXps = [], previousRanks = []] =
       await inCurrentPeriods(this.clock, async (p) => {
-        const reply = await this.redis.memberBatch(k.board, k.members, k.settings, k.version,
-          this.keys.period(guildId, p.week.label), this.keys.period(guildId, p.month.label), p.from, p.until, ...userIds.map(boardMember))
+        const reply = await this.redis.memberBatch(k.board, k.members, k.settings, k.version, this.keys.period(guildId, p.week.label),
+          this.keys.period(guildId, p.month.label), ...s.keys, p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default, ...userIds.map(boardMember))
         return periodRead(reply)
       })
     this.clock.observe(nowMs)
+    if (id < 0) throw new SeasonNotFoundError(guildId, season)
     const curve = curveOf(curveReply)
     const data: MemberRecord[] = []
     const missing: string[] = []
     for (let i = 0; i < userIds.length; i++) {
       const userId = userIds[i] as string
       const xp = xps[i]
-      if (xp === null || xp === undefined) missing.push(userId)
-      else data.push(memberRecord(userId, Number(xp), Number(ranks[i]), records[i], curve, weekXps[i], monthXps[i], nowMs) as MemberRecord)
+      if (xp === null || xp === undefined) {
+        missing.push(userId)
+      } else {
+        const standing = { xp: Number(xp), allTimeXp: Number(allTimeXps[i] ?? 0), rank: Number(ranks[i]), previousRank: previousRanks[i] }
+        data.push(memberRecord(userId, standing, records[i], curve, weekXps[i], monthXps[i], nowMs) as MemberRecord)
+      }
     }
     return { version: version ?? '0', nowMs, value: { data, missing } }
+  }
+
+  /** The server's seasons, newest first (the current one, then the ended ones kept), a page at a time. */
+  async readSeasons (guildId: string, page: number, limit: number): Promise<Versioned<SeasonList>> {
+    return await this.#calendar.seasons(guildId, page, limit)
+  }
+
+  /** A member's XP, XP gained and rank at the end of each of the last `days` closed days; null for a non-member. */
+  async readMemberHistory (guildId: string, userId: string, days: number): Promise<Versioned<MemberHistory | null>> {
+    return await this.#calendar.memberHistory(guildId, userId, days)
+  }
+
+  /** The server's members, XP, active members and XP gained at the end of each of the last `days` closed days. */
+  async readStatsHistory (guildId: string, days: number): Promise<Versioned<StatsHistory>> {
+    return await this.#calendar.statsHistory(guildId, days)
   }
 
   async stats (guildId: string): Promise<GuildStats> {
@@ -243,19 +324,32 @@ function periodRead<T extends [unknown, number, number, ...unknown[]]> (reply: T
   return reply[2] === 1 ? { done: reply } : { outsideAt: reply[1] }
 }
 
-/** A member's record from a script's raw fields (rank 0-based; null: hidden). */
-function memberRecord (userId: string, xp: number, rank: number | null, record: string | null | undefined, curve: Curve,
+/**
+ * A member's standing on the board read: its XP and rank there (0-based; a season's, or all
+ * time), its all-time XP (its level), and its rank at the last closed day's end (all time only).
+ */
+interface Standing {
+  xp: number
+  allTimeXp: number
+  /** null: hidden (read by the writer side only). */
+  rank: number | null
+  previousRank: number | undefined
+}
+
+/** A member's record from a script's raw fields (rank null: hidden). */
+function memberRecord (userId: string, standing: Standing, record: string | null | undefined, curve: Curve,
   weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): RankedOrNot {
   const { streak, lastClaim, username, displayName, avatarUrl } = parseRecord(record)
-  const progress = levelProgress(curve, xp)
+  const progress = levelProgress(curve, standing.allTimeXp)
   return {
     user_id: userId,
     username: username ?? userId,
     display_name: displayName,
     avatar_url: avatarUrl,
     level: progress.level,
-    xp,
-    rank: rank === null ? null : rank + 1,
+    xp: standing.xp,
+    rank: standing.rank === null ? null : standing.rank + 1,
+    rank_change: standing.rank === null ? null : rankChange(standing.previousRank, standing.rank + 1),
     daily_streak: currentStreak(streak, lastClaim, nowMs),
     last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
     weekly_xp: Number(weekXp ?? 0),

@@ -4,6 +4,7 @@
 import { Cluster, Redis } from 'ioredis'
 import type { Result } from 'ioredis'
 import { defineCommands } from './scripts.js'
+import { followRedirections } from './redirects.js'
 
 export type RedisClient = Redis | Cluster
 
@@ -41,11 +42,14 @@ export function createRedis (options: RedisConnectionOptions): RedisClient {
       enableOfflineQueue: offlineQueue,
       enableAutoPipelining: true,
       clusterRetryStrategy: common.retryStrategy,
-      redisOptions: { ...common, username: userOf(url), password: passwordOf(url) }
+      // Not auto-pipelined per node: the cluster pipelines the commands; a node's own commands
+      // (the ASKING that must go just before a command sent to an importing master) go at once.
+      redisOptions: { ...common, enableAutoPipelining: false, username: userOf(url), password: passwordOf(url) }
     })
   } else {
     client = new Redis(url, common)
   }
+  followRedirections(client)
   defineCommands(client)
   return client
 }
@@ -68,22 +72,27 @@ function passwordOf (url: string): string | undefined {
 
 type Reply = string | number | null
 type Str = string | number
-type PageReply = [version: string | null, total: number, curve: string | null, members: string[], xps: string[], records: Array<string | null>]
-type MemberReply = [version: string | null, nowMs: number, current: number, xp?: string | null, rank?: number | null, record?: string | null,
-  curve?: string | null, weekXp?: string | null, monthXp?: string | null]
-type MemberBatchReply = [version: string | null, nowMs: number, current: number, curve?: string | null, xps?: Array<string | null>,
-  ranks?: Array<number | null>, records?: Array<string | null>, weekXps?: Array<string | null>, monthXps?: Array<string | null>]
-type AroundReply = [version: string | null, total: number, curve: string | null, rank: number | null, first?: number,
-  members?: string[], xps?: string[], records?: Array<string | null>]
+type PageReply = [version: string | null, season: number, total?: number, curve?: string | null, members?: string[], shownXps?: string[],
+  xps?: Array<string | null>, records?: Array<string | null>, previousRanks?: number[]]
+type MemberReply = [version: string | null, nowMs: number, current: number, season?: number, xp?: string | null, rank?: number | null,
+  record?: string | null, curve?: string | null, weekXp?: string | null, monthXp?: string | null, allTimeXp?: string | null, previousRank?: number]
+type MemberBatchReply = [version: string | null, nowMs: number, current: number, season?: number, curve?: string | null, xps?: Array<string | null>,
+  ranks?: Array<number | null>, records?: Array<string | null>, weekXps?: Array<string | null>, monthXps?: Array<string | null>,
+  allTimeXps?: Array<string | null>, previousRanks?: number[]]
+type AroundReply = [version: string | null, season: number, total?: number, curve?: string | null, rank?: number | null, first?: number,
+  members?: string[], shownXps?: string[], xps?: Array<string | null>, records?: Array<string | null>, previousRanks?: number[]]
 type PeriodPageReply = [version: string | null, nowMs: number, current: number, total?: number, curve?: string | null,
   members?: string[], periodXps?: string[], xps?: Array<string | null>, records?: Array<string | null>]
+type MemberHistoryReply = [version: string | null, status: number, ...values: Array<string | number>]
+type StatsHistoryReply = [version: string | null, closedThrough: string | null, closedFrom: string | null, stats: string[]]
+type SeasonsReply = [version: string | null, retention: string | null, since: string | null, seasons: string[]]
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     // The write scripts take their arguments from ./write-scripts.ts, which names and orders them.
     awardXp(...args: Str[]): Result<[number, number, number?], Context>
     awardBatch(...args: Str[]): Result<number[], Context>
-    setXp(...args: Str[]): Result<number, Context>
+    setXp(...args: Str[]): Result<[number, number], Context>
     setUsername(...args: Str[]): Result<number, Context>
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
@@ -91,13 +100,41 @@ declare module 'ioredis' {
     setVisibility(numberOfKeys: number, ...args: Str[]): Result<Array<number | string | null>, Context>
     claimSlug(...args: Str[]): Result<[number, string?], Context>
     releaseSlug(...args: Str[]): Result<number, Context>
-    bulkSetMembers(board: string, members: string, stats: string, version: string, hidden: string, ...memberArgs: Str[]): Result<number, Context>
-    leaderboardPage(board: string, members: string, settings: string, version: string, start: Str, stop: Str): Result<PageReply, Context>
-    member(board: string, members: string, settings: string, version: string, week: string, month: string,
-      member: string, from: Str, until: Str, includeHidden: Str): Result<MemberReply, Context>
-    memberBatch(board: string, members: string, settings: string, version: string, week: string, month: string,
-      from: Str, until: Str, ...boardMembers: string[]): Result<MemberBatchReply, Context>
-    around(board: string, members: string, settings: string, version: string, member: string, radius: Str): Result<AroundReply, Context>
+    webhookCreate(...args: Str[]): Result<number, Context>
+    webhookDelete(...args: Str[]): Result<number, Context>
+    webhookPing(...args: Str[]): Result<[number, (string | number)?], Context>
+    webhookRecord(...args: Str[]): Result<number, Context>
+    webhookLease(...args: Str[]): Result<[number, number], Context>
+    endSeason(...args: Str[]): Result<[number, number, number?, number?], Context>
+    dropSeason(...args: Str[]): Result<number, Context>
+    closeDayBegin(...args: Str[]): Result<number, Context>
+    closeDayStarts(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayBoard(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayTrim(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayRanks(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayTouched(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayChanges(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayCommit(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayForget(...args: Str[]): Result<number, Context>
+    closeDayRelease(...args: Str[]): Result<number, Context>
+    calendarClaim(...args: Str[]): Result<[number, ...string[]], Context>
+    bulkSetMembers(...args: Str[]): Result<number | [number, number], Context>
+    // The season's keys: ranks at the last closed day's end, the seasons hash, the current
+    // season's board, the asked season's board (src/reader/leaderboard-reader.ts's seasonKeys).
+    leaderboardPage(board: string, members: string, settings: string, version: string, ranksLatest: string, seasons: string,
+      seasonCurrent: string, seasonBoard: string, start: Str, stop: Str, season: Str, defaultRetention: Str): Result<PageReply, Context>
+    member(board: string, members: string, settings: string, version: string, week: string, month: string, ranksLatest: string,
+      seasons: string, seasonCurrent: string, seasonBoard: string, member: string, from: Str, until: Str, season: Str,
+      defaultRetention: Str, includeHidden: Str): Result<MemberReply, Context>
+    memberBatch(board: string, members: string, settings: string, version: string, week: string, month: string, ranksLatest: string,
+      seasons: string, seasonCurrent: string, seasonBoard: string, from: Str, until: Str, season: Str, defaultRetention: Str,
+      ...boardMembers: string[]): Result<MemberBatchReply, Context>
+    around(board: string, members: string, settings: string, version: string, ranksLatest: string, seasons: string,
+      seasonCurrent: string, seasonBoard: string, member: string, radius: Str, season: Str, defaultRetention: Str): Result<AroundReply, Context>
+    // The number of keys first (member-history-n.lua).
+    memberHistory(numberOfKeys: number, ...keysThenArgs: Str[]): Result<MemberHistoryReply, Context>
+    statsHistory(hist: string, histStats: string, version: string): Result<StatsHistoryReply, Context>
+    seasonsList(seasons: string, settings: string, hist: string, version: string): Result<SeasonsReply, Context>
     periodPage(period: string, board: string, members: string, settings: string, version: string,
       start: Str, stop: Str, from: Str, until: Str): Result<PeriodPageReply, Context>
     guildStats(stats: string, settings: string, version: string, defaultCurve: string): Result<Reply[], Context>

@@ -25,38 +25,21 @@ export const NOT_NOW_REPLIES: Readonly<Record<string, number>> = {
   CLUSTERDOWN: 1,
   TRYAGAIN: 1,
   NOREPLICAS: 1,
-  // A redirection still answered after followingRedirects' tries: the resharding moves on meanwhile.
+  // A redirection still answered after the resends (./redirects.ts): the resharding moves on meanwhile.
   ASK: 1,
   MOVED: 1
-}
-
-/**
- * Replies that mean the command did not run where it was sent and would run if sent again: a
- * Redis Cluster redirecting during a resharding (`ASK`, `MOVED`), and a node that does not have
- * a script yet (`NOSCRIPT`, after a slot moved to it); and ioredis refusing, before sending it, an
- * auto-pipeline whose keys the moving slot map split between nodes. ioredis follows redirections
- * for a command on its own, but not for one answered inside an auto-pipeline whose other
- * commands succeeded.
- */
-const REDIRECTED = /^(ASK|MOVED|NOSCRIPT) |^All keys in the pipeline should belong to the same slots allocation group/
-const REDIRECT_TRIES = 5
-
-/** `send()`, sent again (a fresh command each time) while Redis answers it with a redirection. */
-export async function followingRedirects<T> (send: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await send()
-    } catch (err) {
-      if (attempt >= REDIRECT_TRIES || !(err instanceof Error) || !REDIRECTED.test(err.message)) throw err
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt))
-    }
-  }
 }
 
 /** Retry-after for a Redis that does not answer at all (down, unreachable, too slow). */
 export const UNREACHABLE_RETRY_AFTER_SECONDS = 1
 
 const TIMEOUT = /Command timed out/
+/**
+ * ioredis giving up on a resharding under way: it followed as many redirections as it follows
+ * (not now when the last reply was, with its code), or it refused, before sending any, an
+ * auto-pipeline whose commands a slot map refreshed since they were queued puts on different nodes.
+ */
+const STILL_MOVING = /^Too many Cluster redirections\. Last error: (?:ReplyError: )?([A-Z]+)|^All keys in the pipeline should belong to the same slots allocation group/
 const UNREACHABLE_MESSAGES = /Stream isn't writeable|Connection is closed|Cluster isn't ready|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EPIPE|None of startup nodes is available|Failed to refresh slots cache/
 // AbortError: ioredis's answer to the commands of an auto-pipeline that a dropped connection left unanswered.
 const UNREACHABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'AbortError'])
@@ -71,6 +54,12 @@ export function redisUnavailability (error: unknown, client?: RedisClient): Unav
     return retryAfterSeconds === undefined ? null : { reason: code, retryAfterSeconds }
   }
   if (TIMEOUT.test(error.message)) return { reason: 'timeout', retryAfterSeconds: UNREACHABLE_RETRY_AFTER_SECONDS }
+  const moving = STILL_MOVING.exec(error.message)
+  if (moving !== null) {
+    const reason = moving[1] ?? 'MOVED'
+    const retryAfterSeconds = NOT_NOW_REPLIES[reason]
+    if (retryAfterSeconds !== undefined) return { reason, retryAfterSeconds }
+  }
   if (UNREACHABLE_NAMES.has(error.name) || UNREACHABLE_MESSAGES.test(error.message) ||
     // Any other failure while the connection is down is the outage's doing, not the request's.
     (client !== undefined && client.status !== 'ready')) {

@@ -4,21 +4,26 @@
 // "pretenures" such closures in interpreted and Maglev code), and the getter pair of the `length`
 // property every Pipeline (so every auto-pipelined turn) defines on itself. Old objects are only
 // collected by a full collection, and until then each young collection (scavenge) takes what they
-// point at as live: the command, its arguments, its promise, the request awaiting it. In the
-// service that was some 12 % of all it allocated, copied and promoted at every scavenge (6.5 MB
-// each, 8 to 12 ms pauses every second at 1,000 awards a second: the write API's latency tail).
+// point at as live: the command, its arguments, its promise, the request awaiting it. Measured,
+// and the change to send upstream written up, in docs/benchmarks.md ("Young collections").
 //
 // This installs the same methods written so that V8 allocates nothing old for a command (the
-// closure is first held in a local; `length` is a getter on Pipeline.prototype). Each replacement
-// applies only when the code it replaces is exactly ioredis 5.11.1's (its source's SHA-256), so an
-// upgrade that changes it leaves ioredis as it is (correct, only slower); test/ioredis-gc-fix.test.ts
-// then fails, to have the change looked at. Measured in docs/benchmarks.md ("Young collections").
+// closure is first held in a local; `length` is a getter on Pipeline.prototype). It replaces
+// ioredis's code for the whole process, so only the service's own process installs it
+// (src/server.ts, at start, logging whether it applied); importing the library changes nothing.
+// It applies to ioredis 5.11.1 alone (package.json pins it), and only when each method it
+// replaces is exactly that release's (its source's SHA-256): another version, a file moved or a
+// method changed leaves ioredis as it is (correct, only slower) and says why; never a crash.
+// test/ioredis-gc-fix.test.ts fails on an upgrade, to have the change looked at.
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 
 const requireCjs = createRequire(import.meta.url)
-const IOREDIS_DIR = dirname(requireCjs.resolve('ioredis')) // …/ioredis/built, whose __dirname the stacks are cut at
+
+/** The one ioredis release the replacements are written for. */
+export const IOREDIS_VERSION = '5.11.1'
 
 /* The SHA-256 of each replaced function's source (whitespace collapsed), as ioredis 5.11.1 ships it. */
 const INIT_PROMISE_SHA = '27f7ecdab4c8ceeb6b968414a7769cc985d7e78f356e494243c2fa88b3d990be'
@@ -54,12 +59,30 @@ export interface ScriptLike {
   Command: { prototype: CommandLike }
 }
 
-const { default: Command } = requireCjs('ioredis/built/Command.js') as { default: CommandClass }
-const pipelineModule = requireCjs('ioredis/built/Pipeline.js') as { default: new (redis: object) => object }
-const { default: Commander } = requireCjs('ioredis/built/utils/Commander.js') as { default: new () => object }
-const { optimizeErrorStack } = requireCjs('ioredis/built/utils/index.js') as { optimizeErrorStack: (err: Error, stack: string | undefined, path: string) => Error }
-const { default: asCallback } = requireCjs(requireCjs.resolve('standard-as-callback', { paths: [IOREDIS_DIR] })) as {
-  default: (promise: Promise<unknown>, callback?: Callback) => Promise<unknown>
+type PipelineClass = new (redis: object) => object
+
+/** ioredis's modules that the replacements stand in for or call: private paths, loaded by installIoredisGcFix alone. */
+interface Internals {
+  /** …/ioredis/built, whose __dirname the stacks are cut at. */
+  dir: string
+  Command: CommandClass
+  pipelineModule: { default: PipelineClass }
+  Commander: new () => object
+  Script: new (lua: string) => ScriptLike
+  optimizeErrorStack: (err: Error, stack: string | undefined, path: string) => Error
+  asCallback: (promise: Promise<unknown>, callback?: Callback) => Promise<unknown>
+}
+
+function loadInternals (dir: string): Internals {
+  return {
+    dir,
+    Command: (requireCjs('ioredis/built/Command.js') as { default: CommandClass }).default,
+    pipelineModule: requireCjs('ioredis/built/Pipeline.js') as Internals['pipelineModule'],
+    Commander: (requireCjs('ioredis/built/utils/Commander.js') as { default: Internals['Commander'] }).default,
+    Script: (requireCjs('ioredis/built/Script.js') as { default: Internals['Script'] }).default,
+    optimizeErrorStack: (requireCjs('ioredis/built/utils/index.js') as Pick<Internals, 'optimizeErrorStack'>).optimizeErrorStack,
+    asCallback: (requireCjs(requireCjs.resolve('standard-as-callback', { paths: [dir] })) as { default: Internals['asCallback'] }).default
+  }
 }
 
 /** SHA-256 of a function's source, whitespace collapsed. */
@@ -68,27 +91,29 @@ export function sourceHash (fn: unknown): string {
 }
 
 /** ioredis's Command#initPromise, the reject closure held in a local first. */
-function initPromise (this: CommandLike): void {
-  const promise = new Promise((resolve, reject) => {
-    if (this.transformed !== true) {
-      this.transformed = true
-      const transformer = Command._transformer.argument[this.name]
-      if (transformer !== undefined) this.args = transformer(this.args)
-      this.stringifyArguments()
-    }
-    this.resolve = this._convertValue(resolve)
-    const rejectCommand = (err: Error): void => {
-      this._clearTimers()
-      if (this.errorStack !== undefined) reject(optimizeErrorStack(err, this.errorStack.stack, IOREDIS_DIR))
-      else reject(err)
-    }
-    this.reject = rejectCommand
-  })
-  this.promise = asCallback(promise, this.callback)
+function makeInitPromise ({ Command, optimizeErrorStack, asCallback, dir }: Internals): () => void {
+  return function initPromise (this: CommandLike): void {
+    const promise = new Promise((resolve, reject) => {
+      if (this.transformed !== true) {
+        this.transformed = true
+        const transformer = Command._transformer.argument[this.name]
+        if (transformer !== undefined) this.args = transformer(this.args)
+        this.stringifyArguments()
+      }
+      this.resolve = this._convertValue(resolve)
+      const rejectCommand = (err: Error): void => {
+        this._clearTimers()
+        if (this.errorStack !== undefined) reject(optimizeErrorStack(err, this.errorStack.stack, dir))
+        else reject(err)
+      }
+      this.reject = rejectCommand
+    })
+    this.promise = asCallback(promise, this.callback)
+  }
 }
 
 /** ioredis's Pipeline constructor, without the `length` getter it defined on each instance. */
-function makePipeline (original: new (redis: object) => object): new (redis: object) => object {
+function makePipeline (original: PipelineClass, Commander: Internals['Commander']): PipelineClass {
   const Pipeline = function (this: unknown, redis: Record<string, unknown> & { scriptsSet: Record<string, { sha: string }>, addedBuiltinSet: Set<string> }): object {
     const self = Object.assign(Object.create(original.prototype) as Record<string, unknown>, new Commander())
     self.redis = redis
@@ -116,7 +141,7 @@ function makePipeline (original: new (redis: object) => object): new (redis: obj
       self.reject = reject
     })
     return self
-  } as unknown as new (redis: object) => object
+  } as unknown as PipelineClass
   Pipeline.prototype = original.prototype
   Object.defineProperty(original.prototype, 'length', {
     configurable: true,
@@ -125,22 +150,48 @@ function makePipeline (original: new (redis: object) => object): new (redis: obj
   return Pipeline
 }
 
-let installed: { initPromise: boolean, pipeline: boolean } | undefined
+/** Whether the replacements are in, and why not. */
+export interface GcFixOutcome {
+  applied: boolean
+  /** The installed ioredis's version, when it could be read. */
+  ioredisVersion?: string
+  /** Why nothing was replaced. */
+  reason?: string
+}
+
+let installed: GcFixOutcome | undefined
 
 /**
- * Installs the replacements of Command#initPromise and the Pipeline constructor, once per process.
- * Returns which applied (each needs ioredis's code to be exactly the one it replaces).
+ * Installs the replacements of Command#initPromise and the Pipeline constructor, and of the
+ * toWritable of each script defined from then on (fixScriptCommand), once per process: all of
+ * them, or, when anything differs from ioredis 5.11.1 (its version, a file, a method's code),
+ * none, with the reason. Never throws. For the service's own process alone (see the top of this file).
  */
-export function installIoredisGcFix (): { initPromise: boolean, pipeline: boolean } {
+export function installIoredisGcFix (): GcFixOutcome {
   if (installed !== undefined) return installed
-  installed = { initPromise: false, pipeline: false }
-  if (sourceHash(Command.prototype.initPromise) === INIT_PROMISE_SHA) {
-    Command.prototype.initPromise = initPromise
-    installed.initPromise = true
-  }
-  if (sourceHash(pipelineModule.default) === PIPELINE_SHA) {
-    pipelineModule.default = makePipeline(pipelineModule.default)
-    installed.pipeline = true
+  let ioredisVersion: string | undefined
+  try {
+    const dir = dirname(requireCjs.resolve('ioredis'))
+    ioredisVersion = (JSON.parse(readFileSync(join(dir, '..', 'package.json'), 'utf8')) as { version?: string }).version
+    if (ioredisVersion !== IOREDIS_VERSION) {
+      installed = { applied: false, ioredisVersion, reason: `written for ioredis ${IOREDIS_VERSION} exactly` }
+      return installed
+    }
+    const internals = loadInternals(dir)
+    const changed = [
+      sourceHash(internals.Command.prototype.initPromise) !== INIT_PROMISE_SHA && 'Command#initPromise',
+      sourceHash(internals.pipelineModule.default) !== PIPELINE_SHA && 'the Pipeline constructor',
+      sourceHash(new internals.Script('return 1').Command.prototype.toWritable) !== SCRIPT_TO_WRITABLE_SHA && "a script command's toWritable"
+    ].filter((name) => name !== false)
+    if (changed.length > 0) {
+      installed = { applied: false, ioredisVersion, reason: `ioredis's code differs from ${IOREDIS_VERSION}'s: ${changed.join(', ')}` }
+      return installed
+    }
+    internals.Command.prototype.initPromise = makeInitPromise(internals)
+    internals.pipelineModule.default = makePipeline(internals.pipelineModule.default, internals.Commander)
+    installed = { applied: true, ioredisVersion }
+  } catch (err) {
+    installed = { applied: false, ioredisVersion, reason: `ioredis's files are not those of ${IOREDIS_VERSION}: ${String((err as Error).message).split('\n')[0] ?? ''}` }
   }
   return installed
 }
@@ -148,11 +199,13 @@ export function installIoredisGcFix (): { initPromise: boolean, pipeline: boolea
 const fixedScripts = new WeakSet<object>()
 
 /**
- * Replaces a defined script's toWritable (which sends EVAL the first time on each connection and
- * EVALSHA after, and forgets a connection whose Redis answered NOSCRIPT) by the same code with its
- * reject closure held in a local. Returns whether it applied.
+ * Once installIoredisGcFix has applied (else it does nothing), replaces a defined script's
+ * toWritable (which sends EVAL the first time on each connection and EVALSHA after, and forgets
+ * a connection whose Redis answered NOSCRIPT) by the same code with its reject closure held in a
+ * local. Returns whether it applied.
  */
 export function fixScriptCommand (script: ScriptLike): boolean {
+  if (installed?.applied !== true) return false
   const proto = script.Command.prototype
   if (fixedScripts.has(proto)) return true
   if (sourceHash(proto.toWritable) !== SCRIPT_TO_WRITABLE_SHA) return false

@@ -8,6 +8,10 @@ import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 
 const SNOWFLAKE = new RegExp(SNOWFLAKE_PATTERN)
 const PERIOD_LABEL = /^\d{4}-(W\d{2}|\d{2})$/
+/** A webhook's id (src/webhooks/webhook-store.ts makes them). */
+export const WEBHOOK_ID_PATTERN = '^[0-9a-f]{16}$'
+const WEBHOOK_ID = new RegExp(WEBHOOK_ID_PATTERN)
+const DAY_LABEL = /^\d{4}-\d{2}-\d{2}$/
 
 export interface GuildKeys {
   /** ZSET: board member (see `boardMember`) -> XP. */
@@ -24,6 +28,39 @@ export interface GuildKeys {
   hidden: string
   /** SET: ids of this server's API keys. */
   apiKeys: string
+  /**
+   * HASH: who listens to the server's events (includes/events.lua): `type:<event>` -> webhooks
+   * that want it, `live` -> Unix ms until which a live stream listens, `limit` (the queue's
+   * length), `notify` (the channel that wakes the delivery workers), `seq` (events so far).
+   */
+  eventSubscriptions: string
+  /** STREAM: the server's events, in order: the webhooks' queue and the stats streams' feed. */
+  events: string
+  /**
+   * HASH: the server's seasons (src/seasons/season-state.ts): `current` (id), `current_started_at`,
+   * `anchor` (when the schedule last changed), `oldest` (the oldest id kept), `name:<id>`, and
+   * `<id>` -> JSON { name, started_at, ended_at } once a season ended.
+   */
+  seasons: string
+  /** ZSET: board member -> XP gained by awards in the current season; renamed to `season(id)` when it ends. */
+  seasonCurrent: string
+  /**
+   * HASH: the server's history (src/history/): `since` (Unix ms of the first write that kept
+   * history), `latest_day` (the newest day with a day-start hash), `closed_through` (the last
+   * closed day), `closed_from` (the first of the closed days that follow on from each other up to
+   * it), `next_index` (the next member history index).
+   */
+  hist: string
+  /** HASH: closed day `YYYY-MM-DD` -> "<total_members>:<total_xp>:<active_members>:<xp_gained>". */
+  histStats: string
+  /** STRING: the ranks at the end of the last closed day, 3 bytes per history index (0: no rank). */
+  histRanksLatest: string
+  /** ZSET, while a day closes: the visible board as it stood at the day's end. */
+  histSnapshot: string
+  /** ZSET, while a day closes: the members the day touched, by history index. */
+  histOrder: string
+  /** STRING with a TTL: the token of the instance closing the server's days. */
+  histLease: string
 }
 
 /** Keys of schema 1 (before 2026-11), read only by the migration to schema 2. */
@@ -59,7 +96,17 @@ export class KeyBuilder {
       settings: `${base}:settings`,
       version: `${base}:version`,
       hidden: `${base}:hidden`,
-      apiKeys: `${base}:api-keys`
+      apiKeys: `${base}:api-keys`,
+      eventSubscriptions: `${base}:event-subscriptions`,
+      events: `${base}:events`,
+      seasons: `${base}:seasons`,
+      seasonCurrent: `${base}:season:current`,
+      hist: `${base}:hist`,
+      histStats: `${base}:hist:stats`,
+      histRanksLatest: `${base}:hist:ranks:latest`,
+      histSnapshot: `${base}:hist:snapshot`,
+      histOrder: `${base}:hist:order`,
+      histLease: `${base}:hist:lease`
     }
   }
 
@@ -81,6 +128,51 @@ export class KeyBuilder {
     return SNOWFLAKE.test(id) ? id : null
   }
 
+  /** The guild id in an events key (`GuildKeys.events`, which the write scripts publish), or null. */
+  guildOfEvents (key: string): string | null {
+    const head = `${this.prefix}:{`
+    const tail = '}:events'
+    const id = key.startsWith(head) && key.endsWith(tail) ? key.slice(head.length, -tail.length) : ''
+    return SNOWFLAKE.test(id) ? id : null
+  }
+
+  /**
+   * HASH: a server's webhooks, id -> JSON record: `url`, `events`, `secret`, `created_at`, and
+   * `disabled_at`, `disabled_reason` once disabled (includes/webhooks.lua).
+   */
+  webhooks (guildId: string): string {
+    return `${this.prefix}:{${guildId}}:webhooks`
+  }
+
+  /**
+   * HASH: the webhooks' delivery state, id -> JSON: `cursor` (the stream id of the last event
+   * done with), `seq` (its number), `failures` (in a row), `retry_at` (Unix ms, 0: at once).
+   */
+  webhookState (guildId: string): string {
+    return `${this.prefix}:{${guildId}}:webhook-state`
+  }
+
+  /** LIST: a webhook's last delivery attempts, newest first (JSON each), at most 100. */
+  webhookDeliveries (guildId: string, webhookId: string): string {
+    if (!WEBHOOK_ID.test(webhookId)) throw new Error(`not a webhook id: ${JSON.stringify(webhookId)}`)
+    return `${this.prefix}:{${guildId}}:webhook-deliveries:${webhookId}`
+  }
+
+  /** STRING (with a TTL): the instance that delivers the server's events now (its lease). */
+  webhookLease (guildId: string): string {
+    return `${this.prefix}:{${guildId}}:webhook-lease`
+  }
+
+  /** SET: the servers that have or had a webhook: the delivery workers' sweep walks it. */
+  webhookServers (): string {
+    return `${this.prefix}:webhook-servers`
+  }
+
+  /** The pub/sub channel on which write scripts name a server's events key when they add to it. */
+  webhookChannel (): string {
+    return `${this.prefix}:webhook-events`
+  }
+
   /** STRING: the schema version of the data under this prefix. */
   get schema (): string {
     return `${this.prefix}:schema`
@@ -93,6 +185,50 @@ export class KeyBuilder {
   period (guildId: string, label: string): string {
     if (!PERIOD_LABEL.test(label)) throw new Error(`not a period label: ${JSON.stringify(label)}`)
     return `${this.prefix}:{${guildId}}:period:${label}`
+  }
+
+  /** ZSET: board member -> XP gained in the ended season `id` (kept `season_retention` seasons). */
+  season (guildId: string, id: number): string {
+    if (!Number.isSafeInteger(id) || id < 1) throw new Error(`not a season id: ${JSON.stringify(id)}`)
+    return `${this.prefix}:{${guildId}}:season:${id}`
+  }
+
+  /**
+   * ZSET: board member -> XP gained by awards during one day of the server (its time zone,
+   * `YYYY-MM-DD`), 0 for a member a write touched without a gain. The daily cap counts it too.
+   */
+  day (guildId: string, label: string): string {
+    return `${this.prefix}:{${guildId}}:day:${dayLabel(label)}`
+  }
+
+  /**
+   * HASH: board member -> its visible XP before its first change during one day (`-`: it was not
+   * on the visible board), written once per member and day by every write that changes a score
+   * or a visibility: what the day before's close reads for members changed since its end.
+   */
+  dayStart (guildId: string, label: string): string {
+    return `${this.prefix}:{${guildId}}:day-start:${dayLabel(label)}`
+  }
+
+  /** STRING: the ranks at the end of a closed day (other than the last), 3 bytes per history index. */
+  histRanks (guildId: string, label: string): string {
+    return `${this.prefix}:{${guildId}}:hist:ranks:${dayLabel(label)}`
+  }
+
+  /**
+   * STRING: the members a closed day touched, sorted by history index, 13 bytes each: the index
+   * (3), the visible XP at the day's start (5; all ones: not visible) and the XP gained (5).
+   */
+  histChanges (guildId: string, label: string): string {
+    return `${this.prefix}:{${guildId}}:hist:changes:${dayLabel(label)}`
+  }
+
+  /**
+   * ZSET: server id -> when its next day ends or season is due (Unix ms): the servers the
+   * calendar ticker of every instance looks after (src/calendar-ticker/).
+   */
+  calendarServers (): string {
+    return `${this.prefix}:calendar-servers`
   }
 
   /** HASH: operation id -> reply of the writes applied in one time bucket (src/writer/operations.ts), with a TTL. */
@@ -172,6 +308,11 @@ export class KeyBuilder {
   readinessProbe (): string {
     return `${this.prefix}:readiness-probe`
   }
+}
+
+function dayLabel (label: string): string {
+  if (!DAY_LABEL.test(label)) throw new Error(`not a day label: ${JSON.stringify(label)}`)
+  return label
 }
 
 const ID_WIDTH = 20

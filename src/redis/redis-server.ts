@@ -22,6 +22,11 @@ export interface LaunchOptions {
   env?: NodeJS.ProcessEnv
   /** How long to wait for the first PONG. */
   timeoutMs?: number
+  /**
+   * A process group of its own: a terminal's Ctrl-C, sent to its whole foreground group, then
+   * reaches the parent alone, which stops Redis once it no longer needs it (after its drain).
+   */
+  ownProcessGroup?: boolean
 }
 
 export interface RedisProcess {
@@ -56,9 +61,9 @@ function killOnExit (child: ChildProcess): void {
 
 /** Starts redis-server on `port` and resolves once that very process answers PING. */
 export async function launchRedisServer (options: LaunchOptions): Promise<RedisProcess> {
-  const { port, dir, args = [], env = process.env, timeoutMs = 10_000 } = options
+  const { port, dir, args = [], env = process.env, timeoutMs = 10_000, ownProcessGroup = false } = options
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, ...args],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: ownProcessGroup })
 
   // redis-server logs to stdout (a bind failure shows up there) and reports config errors on
   // stderr, so keep the tail of both for the error message. Both pipes are drained for the

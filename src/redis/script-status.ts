@@ -20,3 +20,28 @@ export const OUTSIDE_PERIOD_WINDOW = -2
 
 /** remove-member (the first element of its reply) and set-username (the whole reply). */
 export const MemberWriteStatus = { done: 1, notMember: 0 } as const
+
+/** webhook-create. */
+export const WebhookCreateStatus = { created: 1, tooMany: -1 } as const
+
+/** webhook-ping: the first element of the reply. */
+export const WebhookPingStatus = { queued: 1, notFound: 0, disabled: -1 } as const
+
+/** webhook-record. */
+export const WebhookRecordStatus = { recorded: 1, leaseLost: 0, gone: -1, moved: -2 } as const
+/**
+ * The refusals of the scripts that count by the server's calendar (includes/calendar-counting.lua),
+ * each { code, value } with nothing changed: besides OUTSIDE_PERIOD_WINDOW (value: Redis's time),
+ * the settings' epoch moved (value: the epoch; the settings changed or a season ended), or the
+ * current season is due to end (value: Redis's time). daily-claim puts them behind a 0
+ * ({ 0, code, value }): its own refusals have these codes.
+ */
+export const SETTINGS_CHANGED = -3
+export const SEASON_DUE = -4
+export const CALENDAR_REFUSAL = 0
+
+/** end-season: the first element of the reply (or SETTINGS_CHANGED, OUTSIDE_PERIOD_WINDOW). */
+export const SeasonEndStatus = { ended: 1, notDue: -5 } as const
+
+/** A day's close (close-day-*.lua): the first element of each step's reply. */
+export const CloseDayStatus = { done: 1, alreadyClosed: 0, leaseLost: -6, dayBegan: -2 } as const

@@ -1,14 +1,13 @@
 // Loads every Lua script under ./commands once and registers it on a client with defineCommand.
-// A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>` (`<name>-n.lua`: one
-// whose callers give the number of keys as its first argument, for a script that touches a
-// number of boards known only at the call); a line
+// A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a script whose keys
+// vary in number is `<name>-n.lua`, and its caller gives their number first. A line
 // `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once).
 // The commands' TypeScript signatures are declared in ./client.ts (its `declare module 'ioredis'`).
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { Cluster, Redis } from 'ioredis'
-import { fixScriptCommand, installIoredisGcFix, type ScriptLike } from './ioredis-gc-fix.js'
+import { fixScriptCommand, type ScriptLike } from './ioredis-gc-fix.js'
 
 const COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url))
 const INCLUDE = /^--- @include "([a-z0-9-]+)"$/m
@@ -17,8 +16,8 @@ export interface ScriptDefinition {
   /** The .lua file's name. */
   file: string
   name: string
-  /** null: given by each call, as its first argument (a file named `<name>-n.lua`). */
-  numberOfKeys: number | null
+  /** undefined: the caller gives the number of keys first (`<name>-n.lua`). */
+  numberOfKeys: number | undefined
   lua: string
 }
 
@@ -30,6 +29,11 @@ function resolveIncludes (dir: string, source: string, seen: Set<string>): strin
   })
 }
 
+/** `source` with its `--- @include` lines replaced by the includes of ./commands/includes (tests run an include's function this way). */
+export function withIncludes (source: string): string {
+  return resolveIncludes(COMMANDS_DIR, source, new Set())
+}
+
 /**
  * The scripts of a folder (default: ./commands). A script whose command name is already a method
  * of ioredis's clients (`get`, `multi`, `quit`…) is refused: defineCommand would replace the
@@ -39,13 +43,13 @@ export function loadScripts (dir = COMMANDS_DIR): ScriptDefinition[] {
   const loaded = readdirSync(dir)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => {
-      const match = /^([a-z-]+)-(\d+|n)\.lua$/.exec(file)
+      const match = /^([a-z-]+?)-(\d+|n)\.lua$/.exec(file)
       if (match === null) throw new Error(`Lua script ${file} is not named <name>-<numberOfKeys>.lua (or <name>-n.lua)`)
       const [, base = '', keys = '0'] = match
       return {
         file,
         name: base.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
-        numberOfKeys: keys === 'n' ? null : Number(keys),
+        numberOfKeys: keys === 'n' ? undefined : Number(keys),
         lua: resolveIncludes(dir, readFileSync(join(dir, file), 'utf8'), new Set())
       }
     })
@@ -67,15 +71,15 @@ export function scripts (): ScriptDefinition[] {
 
 /**
  * Registers every script on `client`. Idempotent: createRedis calls it, and so does every class
- * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too. Each
- * command, and ioredis's commands and pipelines, go without the old-generation objects that made
- * young collections slow (./ioredis-gc-fix.ts).
+ * that is handed a client (writer, reader, key store), so a plain `new Redis()` works too. In the
+ * service's own process, where the server installed ./ioredis-gc-fix.ts, each script's command
+ * goes without the old-generation objects that made young collections slow; elsewhere (a bot
+ * importing the library) the scripts are ioredis's as it ships them.
  */
 export function defineCommands (client: Redis | Cluster): void {
-  installIoredisGcFix()
   for (const { name, numberOfKeys, lua } of scripts()) {
     if (name in client) continue
-    client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua })
+    client.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua })
     fixScriptCommand((client as unknown as { scriptsSet: Record<string, ScriptLike> }).scriptsSet[name] as ScriptLike)
   }
 }

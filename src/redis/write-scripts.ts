@@ -9,36 +9,95 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'hidden'],
-    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'displayName', 'avatarUrl']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
+      'epoch', 'hundredths', 'seasonEndsAt', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
   // Then 6 values per award (board member, award, username, its own operation id or '', display
   // name, avatar URL): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'hidden'],
-    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'hundredths', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'hidden'],
-    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
   setUsername: {
     keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
     argv: ['member', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   removeMember: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'hidden'],
-    argv: ['member', 'opId', 'opsTtlMs', 'from', 'until']
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['member', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   dailyClaim: {
-    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'hidden'],
-    argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs']
+    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
+  },
+  // Then the members, their XP and records, and the profiles (see bulk-set-members-9.lua): bulkSetMembers's `members`.
+  bulkSetMembers: {
+    keys: ['board', 'members', 'stats', 'version', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['whole', 'named', 'dated', 'bare', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt', 'profiled']
+  },
+  endSeason: {
+    keys: ['seasons', 'settings', 'version', 'seasonCurrent', 'seasonEnded', 'members', 'hist', 'eventSubscriptions', 'events'],
+    argv: ['mode', 'seasonId', 'epoch', 'dueAt', 'nextStart', 'from', 'until', 'name']
+  },
+  dropSeason: {
+    keys: ['seasons', 'settings', 'board'],
+    argv: ['seasonId', 'defaultRetention']
+  },
+  // A day's close (src/history/day-close.ts), a script per step; each chunk holds the lease.
+  closeDayBegin: {
+    keys: ['lease', 'hist', 'snapshot', 'order', 'ranksDay', 'changesDay'],
+    argv: ['token', 'leaseMs', 'label']
+  },
+  closeDayStarts: {
+    keys: ['lease', 'dayStart', 'snapshot'],
+    argv: ['token', 'leaseMs', 'cursor', 'count']
+  },
+  closeDayBoard: {
+    keys: ['lease', 'board', 'dayStart', 'snapshot'],
+    argv: ['token', 'leaseMs', 'cursor', 'count']
+  },
+  closeDayTrim: {
+    keys: ['lease', 'snapshot'],
+    argv: ['token', 'leaseMs', 'count']
+  },
+  closeDayRanks: {
+    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay', 'board'],
+    argv: ['token', 'leaseMs', 'first', 'count']
+  },
+  closeDayTouched: {
+    keys: ['lease', 'day', 'members', 'snapshot', 'order'],
+    argv: ['token', 'leaseMs', 'first', 'count']
+  },
+  closeDayChanges: {
+    keys: ['lease', 'order', 'day', 'dayStart', 'changesDay'],
+    argv: ['token', 'leaseMs', 'first', 'count']
+  },
+  closeDayCommit: {
+    keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayStart', 'version'],
+    argv: ['token', 'label', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
+  },
+  closeDayForget: {
+    keys: ['histStats', 'hist', 'ranks', 'changes'],
+    argv: ['label']
+  },
+  closeDayRelease: {
+    keys: ['lease'],
+    argv: ['token']
+  },
+  calendarClaim: {
+    keys: ['servers'],
+    argv: ['count', 'holdMs']
   },
   // Its number of keys is given with each call: these, then the seasons' boards (`boards`); then
   // 3 values per item (board member, '0' hide or '1' show, reason): setVisibility's `items`.
   setVisibility: {
-    keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth'],
-    argv: ['from', 'until']
+    keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth', 'settings', 'day', 'dayStart', 'hist'],
+    argv: ['from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   claimSlug: {
     keys: ['slugs'],
@@ -50,8 +109,30 @@ export const WRITE_SCRIPTS = {
   },
   // Then the fields set (field, value pairs) and the fields cleared: configureGuild's `changes`.
   configureGuild: {
-    keys: ['settings', 'version'],
+    keys: ['settings', 'version', 'seasons'],
     argv: ['expectedEpoch', 'fieldCount']
+  },
+  // The webhooks' scripts (src/webhooks/): their records, the queue's cursors, the lease.
+  webhookCreate: {
+    keys: ['webhooks', 'webhookState', 'eventSubscriptions', 'events'],
+    argv: ['webhookId', 'record', 'queueLimit', 'channel', 'maxWebhooks']
+  },
+  webhookDelete: {
+    keys: ['webhooks', 'webhookState', 'deliveries', 'eventSubscriptions'],
+    argv: ['webhookId']
+  },
+  webhookPing: {
+    keys: ['webhooks', 'eventSubscriptions', 'events'],
+    argv: ['webhookId']
+  },
+  // Then the attempts to log, JSON each, oldest first.
+  webhookRecord: {
+    keys: ['lease', 'webhooks', 'webhookState', 'deliveries', 'eventSubscriptions', 'events'],
+    argv: ['holder', 'webhookId', 'readCursor', 'cursor', 'seq', 'failures', 'retryAt', 'disableReason']
+  },
+  webhookLease: {
+    keys: ['lease'],
+    argv: ['holder', 'leaseMs', 'action']
   }
 } as const
 
@@ -72,12 +153,12 @@ export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 6 values each (see award-batch-10.lua). */
+/** The awards follow the named arguments: 6 values each (see award-batch-16.lua). */
 export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
-export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<number> {
+export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<[number, number]> {
   return await redis.setXp(...scriptArgs('setXp', input))
 }
 
@@ -111,7 +192,60 @@ export async function setVisibility (redis: RedisClient, input: ScriptInput<'set
   return await redis.setVisibility(keys.length + boards.length, ...named.slice(0, keys.length), ...boards, ...named.slice(keys.length), ...items)
 }
 
-/** The fields set (field, value pairs, `fieldCount` of them) and cleared follow the named arguments (see configure-guild-2.lua). */
+export async function endSeason (redis: RedisClient, input: ScriptInput<'endSeason'>): Promise<[number, number, number?, number?]> {
+  return await redis.endSeason(...scriptArgs('endSeason', input))
+}
+
+export async function dropSeason (redis: RedisClient, input: ScriptInput<'dropSeason'>): Promise<number> {
+  return await redis.dropSeason(...scriptArgs('dropSeason', input))
+}
+
+/** The steps of a day's close: each answers { status, ... } (see its .lua header). */
+export type CloseStep = 'closeDayStarts' | 'closeDayBoard' | 'closeDayTrim' | 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges' | 'closeDayCommit'
+
+export async function closeDayStep<S extends CloseStep> (redis: RedisClient, step: S, input: ScriptInput<S>): Promise<Array<string | number>> {
+  return await (redis[step] as (...args: Arg[]) => Promise<Array<string | number>>)(...scriptArgs(step, input))
+}
+
+export async function closeDayBegin (redis: RedisClient, input: ScriptInput<'closeDayBegin'>): Promise<number> {
+  return await redis.closeDayBegin(...scriptArgs('closeDayBegin', input))
+}
+
+export async function closeDayForget (redis: RedisClient, input: ScriptInput<'closeDayForget'>): Promise<number> {
+  return await redis.closeDayForget(...scriptArgs('closeDayForget', input))
+}
+
+export async function closeDayRelease (redis: RedisClient, input: ScriptInput<'closeDayRelease'>): Promise<number> {
+  return await redis.closeDayRelease(...scriptArgs('closeDayRelease', input))
+}
+
+/** Redis's time, then the servers claimed. */
+export async function calendarClaim (redis: RedisClient, input: ScriptInput<'calendarClaim'>): Promise<[number, ...string[]]> {
+  return await redis.calendarClaim(...scriptArgs('calendarClaim', input))
+}
+
+/** The fields set (field, value pairs, `fieldCount` of them) and cleared follow the named arguments (see configure-guild-3.lua). */
 export async function configureGuild (redis: RedisClient, input: ScriptInput<'configureGuild'>, changes: readonly Arg[]): Promise<[number, number]> {
   return await redis.configureGuild(...scriptArgs('configureGuild', input), ...changes)
+}
+
+export async function webhookCreate (redis: RedisClient, input: ScriptInput<'webhookCreate'>): Promise<number> {
+  return await redis.webhookCreate(...scriptArgs('webhookCreate', input))
+}
+
+export async function webhookDelete (redis: RedisClient, input: ScriptInput<'webhookDelete'>): Promise<number> {
+  return await redis.webhookDelete(...scriptArgs('webhookDelete', input))
+}
+
+export async function webhookPing (redis: RedisClient, input: ScriptInput<'webhookPing'>): Promise<[number, (string | number)?]> {
+  return await redis.webhookPing(...scriptArgs('webhookPing', input))
+}
+
+/** The attempts to log follow the named arguments, JSON each, oldest first. */
+export async function webhookRecord (redis: RedisClient, input: ScriptInput<'webhookRecord'>, attempts: readonly string[]): Promise<number> {
+  return await redis.webhookRecord(...scriptArgs('webhookRecord', input), ...attempts)
+}
+
+export async function webhookLease (redis: RedisClient, input: ScriptInput<'webhookLease'>): Promise<[number, number]> {
+  return await redis.webhookLease(...scriptArgs('webhookLease', input))
 }

@@ -9,10 +9,10 @@ import { ServiceUnavailableError } from '../errors.js'
 const security: Array<Record<string, string[]>> = []
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  // Never shed (pipeline/shedding.ts): an overloaded instance is alive, and an orchestrator must not restart it.
   fastify.get('/healthz', {
     schema: { operationId: 'getHealth', tags: ['service'], summary: 'Liveness: the process serves requests', security, response: livenessResponses },
-    // Never shed: an overloaded instance is alive, and an orchestrator must not restart it.
-    config: { access: { kind: 'service' }, pressureHandler: () => undefined }
+    config: { access: { kind: 'service' } }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/readyz', {

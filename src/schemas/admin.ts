@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
 import { Settings } from './settings.js'
+import { Season } from './seasons.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
 import { REQUEST_ID_PATTERN, type ResponseHeaders } from './headers.js'
@@ -16,6 +17,7 @@ import { MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
 import { OPERATION_ID_PATTERN } from '../writer/operations.js'
 import { HIDE_REASONS, MAX_VISIBILITY_CHANGES } from '../writer/visibility.js'
 import { SETTINGS_LIMITS } from '../settings/settings.js'
+import { IMPORT_FORMATS } from '../transfer/import-formats.js'
 
 export const IDEMPOTENCY_KEY_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
 
@@ -50,15 +52,15 @@ export const WriteRequestHeaders = Type.Object({
   'x-request-id': Type.Optional(Type.String({ description: `Your id for this request, echoed back when it matches \`${REQUEST_ID_PATTERN}\`` }))
 })
 
-const headers: ResponseHeaders = {
+export const headers: ResponseHeaders = {
   'x-request-id': Type.String({ pattern: REQUEST_ID_PATTERN, required: true, description: "The request's id" })
 }
-const replayHeaders: ResponseHeaders = {
+export const replayHeaders: ResponseHeaders = {
   ...headers,
   'idempotent-replayed': Type.Literal('true', { description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key' })
 }
 
-const errorResponse = (description: string) => response(AdminError, description, headers)
+export const errorResponse = (description: string) => response(AdminError, description, headers)
 
 /** The errors every write-API route can answer. */
 export const adminErrors = {
@@ -71,7 +73,7 @@ export const adminErrors = {
   503: errorResponse('`service_unavailable`: Redis cannot serve now (retry with the same Idempotency-Key or op_id), or the instance is overloaded or shutting down')
 }
 
-const idempotencyErrors = {
+export const idempotencyErrors = {
   409: errorResponse('`idempotency_key_in_use`: the first request with this Idempotency-Key is still running; retry after retry-after'),
   422: errorResponse('`idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
 }
@@ -184,7 +186,7 @@ export const KeyChangeBody = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 
 export const ImportQuery = Type.Object({
-  format: Type.Enum(['csv', 'mee6'], { type: 'string' }),
+  format: Type.Enum([...IMPORT_FORMATS], { type: 'string', description: 'csv, or the leaderboard JSON of the bot named' }),
   strict: Type.Optional(Type.Boolean({ description: 'Refuse the whole file (422 import_refused, nothing written) on any bad row' })),
   keep_settings: Type.Optional(Type.Boolean({ description: "Keep the server's curve and multiplier even if the file (an export) carries others" }))
 })
@@ -193,7 +195,8 @@ export const ImportResult = named('ImportResult', Type.Object({
   imported: Type.Integer({ minimum: 0 }),
   skipped: Type.Array(Type.Object({
     line: Type.Optional(Type.Integer({ description: 'CSV: the line of the bad row' })),
-    index: Type.Optional(Type.Integer({ description: 'MEE6 JSON: the index of the bad player' })),
+    page: Type.Optional(Type.Integer({ description: "A bot's JSON of several pages: the bad row's page (0-based; the first of pages one after another has none)" })),
+    index: Type.Optional(Type.Integer({ description: "A bot's JSON: the bad row's index in its page's list (0-based)" })),
     reason: Type.String()
   })),
   settings: Type.Union([Type.Object({ xp_curve: Type.Enum([...CURVES], { type: 'string' }), xp_multiplier: Type.Number() }), Type.Null()], {
@@ -203,7 +206,7 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [AdminMemberRecord, Visibility, VisibilityResults, AwardResults, DailyResult, Settings, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
+export const adminNamedSchemas = [AdminMemberRecord, Visibility, VisibilityResults, AwardResults, DailyResult, Settings, Season, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -223,6 +226,7 @@ export const responses = {
     ...adminErrors
   },
   settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  seasonEnded: { 200: response(Season, 'The new season (the one ended is kept, read-only)', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
   keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyRotated: {

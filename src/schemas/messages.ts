@@ -178,3 +178,11 @@ export function distinctIds (name: string, max: number) {
     return null
   }
 }
+
+/** A check of the raw query that refuses two parameters given together (`season` and `period`): `why` says why. */
+export function notTogether (a: string, b: string, why: string) {
+  return function (request: FastifyRequest): InvalidParameterError | null {
+    const query = request.query as Record<string, unknown>
+    return query[a] !== undefined && query[b] !== undefined ? new InvalidParameterError(`${a} and ${b} cannot be given together: ${why}`) : null
+  }
+}

@@ -69,6 +69,16 @@ export function publicErrorResponses (notFound?: string) {
   }
 }
 
+export const seasonNotFound = {
+  404: errorResponse('`season_not_found`: the server has no such season, or no longer keeps it (season_retention)', responseHeaders.counted)
+}
+
+/** A read of one member that may name a season. */
+export const memberOrSeasonNotFound = {
+  404: errorResponse('`member_not_found`: the user is not on the board read (not a member of that server; with `season`, no XP ' +
+    'gained in that season); `season_not_found`: the server has no such season, or no longer keeps it (season_retention)', responseHeaders.counted)
+}
+
 /** The errors of /healthz and /readyz. */
 export function serviceErrors (unavailable: string) {
   return { ...httpLayerErrors, 503: errorResponse(`\`service_unavailable\`: ${unavailable}`, responseHeaders.unavailable) }

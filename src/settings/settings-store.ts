@@ -11,6 +11,15 @@ import { assertSnowflake } from '../validation.js'
 import { type GuildSettings, parseSettings, SETTINGS_FIELDS, settingsChanges, type SettingsInput } from './settings.js'
 import { PublicSlugs } from './public-slugs.js'
 import { SlugTakenError } from '../errors.js'
+import { CURRENT_SEASON_FIELDS, type CurrentSeason, parseCurrentSeason } from '../seasons/season-state.js'
+
+/**
+ * The settings a write computes with, and the current season: one epoch covers both (a season's
+ * end moves it), so a script given the epoch knows both are still what the caller computed with.
+ */
+export interface GuildWriteSettings extends GuildSettings {
+  currentSeason: CurrentSeason
+}
 
 /** Tries of a change whose epoch moved under it (another change came first): each reads the settings again. */
 const CHANGE_TRIES = 5
@@ -32,6 +41,16 @@ export class SettingsStore {
   async read (guildId: string): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
     return parseSettings(await this.redis.hgetall(this.keys.guild(guildId).settings))
+  }
+
+  /** The settings and the current season, read together (one transaction: both at one epoch). */
+  async readForWrite (guildId: string): Promise<GuildWriteSettings> {
+    assertSnowflake('guild_id', guildId)
+    const k = this.keys.guild(guildId)
+    const replies = await this.redis.multi().hgetall(k.settings).hmget(k.seasons, ...CURRENT_SEASON_FIELDS).exec()
+    const [[settingsError, hash] = [null, {}], [seasonError, season] = [null, []]] = replies ?? []
+    if (settingsError !== null || seasonError !== null) throw settingsError ?? seasonError
+    return { ...parseSettings(hash as Record<string, string>), currentSeason: parseCurrentSeason(season as Array<string | null>) }
   }
 
   /**
@@ -85,28 +104,47 @@ export class SettingsStore {
 /** How many servers' settings a process keeps. */
 const CACHED_SERVERS = 10_000
 
-/** A process's settings of the servers it writes to, each as of its epoch. */
+/** A process's settings (and current season) of the servers it writes to, each as of its epoch. */
 export class SettingsCache {
   readonly #store: SettingsStore
-  readonly #cached = new LRUCache<string, Promise<GuildSettings>>({ max: CACHED_SERVERS })
+  /** Each server's reading: in progress, then its value. */
+  readonly #cached = new LRUCache<string, { read: Promise<GuildWriteSettings>, value?: GuildWriteSettings }>({ max: CACHED_SERVERS })
 
   constructor (store: SettingsStore) {
     this.#store = store
   }
 
   /** The settings as last read (read now if never). */
-  async get (guildId: string): Promise<GuildSettings> {
-    let settings = this.#cached.get(guildId)
-    if (settings === undefined) {
-      settings = this.#store.read(guildId)
-      this.#cached.set(guildId, settings)
-      settings.catch(() => { this.#cached.delete(guildId) })
+  async get (guildId: string): Promise<GuildWriteSettings> {
+    let entry = this.#cached.get(guildId)
+    if (entry === undefined) {
+      const read = this.#store.readForWrite(guildId)
+      const reading: { read: Promise<GuildWriteSettings>, value?: GuildWriteSettings } = { read }
+      entry = reading
+      this.#cached.set(guildId, reading)
+      read.then((value) => { reading.value = value }, () => { if (this.#cached.get(guildId) === reading) this.#cached.delete(guildId) })
     }
-    return await settings
+    return await entry.read
   }
 
-  /** The settings read again: after a script answered that their epoch moved. */
-  async refresh (guildId: string): Promise<GuildSettings> {
+  /**
+   * The settings as last read, or undefined while they are being read (or never were): a write
+   * that has them sends its script at once, in the order it was called.
+   */
+  peek (guildId: string): GuildWriteSettings | undefined {
+    return this.#cached.get(guildId)?.value
+  }
+
+  /**
+   * The settings read again: after a script answered that the epoch of `stale` moved. When they
+   * were read again since `stale` (the other writes refused with it), that reading is the answer.
+   */
+  async refresh (guildId: string, stale?: GuildWriteSettings): Promise<GuildWriteSettings> {
+    const cached = this.#cached.get(guildId)
+    if (cached !== undefined && stale !== undefined) {
+      const current = await cached.read.catch(() => undefined)
+      if (current !== undefined && current !== stale && current.epoch !== stale.epoch) return current
+    }
     this.#cached.delete(guildId)
     return await this.get(guildId)
   }

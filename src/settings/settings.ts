@@ -3,7 +3,7 @@
 // reading of that hash. The writer library, the write API and the CLI validate through
 // `settingsChanges`; the write scripts, the reader and the calendar read `parseSettings`'s result.
 //
-// Every settings write moves `epoch` (src/redis/commands/configure-guild-2.lua): a process that
+// Every settings write moves `epoch` (src/redis/commands/configure-guild-3.lua): a process that
 // computed something from settings it cached (a multiplier, the calendar of a timezone) hands the
 // epoch to the write script, which refuses to apply when it moved, so a settings change takes
 // effect at the very next write on every instance.

@@ -10,7 +10,7 @@ import { type Curve, levelForXp } from '../levels/curves.js'
 import { redisNow } from '../redis/client.js'
 import { userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord } from '../redis/records.js'
-import { currentStreak, curveOf, type LeaderboardReader } from '../reader/leaderboard-reader.js'
+import { currentStreak, type LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { assertInteger, assertSnowflake } from '../validation.js'
 import { textCell } from './spreadsheet-cells.js'
 
@@ -92,16 +92,15 @@ export class MemberExport implements AsyncIterable<string> {
 
   /** The members, a chunk at a time, in rank order; the next chunk is read while this one is used. */
   async * members (): AsyncGenerator<ExportedMember[]> {
-    const { redis, keys } = this.reader
-    const k = keys.guild(this.guildId)
+    const { redis } = this.reader
     const nowMs = await redisNow(redis) // one clock for every streak in the file
     // A change of multiplier after this read moves the data version, which `consistent` reports.
     const stats = await this.reader.readStats(this.guildId)
     const multiplier = stats.value.xp_multiplier
     let firstVersion: string | null = null
     const read = (start: number): Promise<ExportedMember[]> => {
-      const page = redis.leaderboardPage(k.board, k.members, k.settings, k.version, start, start + this.chunk - 1)
-        .then(([version, total, curveReply, members, xps, records]) => {
+      const page = this.reader.pageScript(this.guildId, start, start + this.chunk - 1)
+        .then(({ version, total, curve, members, xps, records }) => {
           if (start === 0) {
             this.total = total
             firstVersion = version
@@ -109,7 +108,6 @@ export class MemberExport implements AsyncIterable<string> {
           } else if (version !== firstVersion) {
             this.consistent = false
           }
-          const curve = curveOf(curveReply)
           return members.map((member, i): ExportedMember => {
             const xp = Number(xps[i])
             const { streak, lastClaim, username } = parseRecord(records[i])

@@ -1,5 +1,5 @@
 // Imports a leaderboard from rows read out of a file (src/transfer/import-sources.ts reads CSV and
-// MEE6 JSON): each good row sets one member's XP (not multiplied) and username through the bulk
+// the JSON of leveling bots): each good row sets one member's XP (not multiplied) and username through the bulk
 // write path, so the aggregates stay exact; bad rows are reported by position and skipped, or,
 // when strict, refuse the whole import before anything is written. A file may carry its server's
 // settings (curve and multiplier, as an export writes them); they are set before the first member.
@@ -30,6 +30,21 @@ export interface SourceRow {
   multiplier?: unknown
   /** Set by a reader that could already tell the row is bad (a CSV row with too few fields, say). */
   problem?: string
+  /**
+   * The name the source shows for the member besides the username, and an https URL of their
+   * avatar, when it gives them (a bot's JSON). Read, not yet checked nor stored: they are for the
+   * members' profile fields.
+   */
+  displayName?: string
+  avatarUrl?: string
+}
+
+/** Rows out of a file, and how far into it they are. */
+export interface RowSource {
+  /** The rows, an array at a time (importMembers takes them so). */
+  rows: Iterable<SourceRow[]> | AsyncIterable<SourceRow[]>
+  /** How much of the input the rows handed out so far cover, from 0 to 1. */
+  fractionRead: () => number
 }
 
 /** A server's settings as an import file carries them. */
@@ -146,14 +161,33 @@ export async function importMembers (
 
 export function describePosition (at: RowPosition): string {
   if ('line' in at) return `line ${at.line}`
-  return at.page === undefined ? `players[${at.index}]` : `[${at.page}].players[${at.index}]`
+  const row = `${at.list ?? 'players'}[${at.key === undefined ? at.index : JSON.stringify(at.key)}]`
+  return at.page === undefined ? row : `[${at.page}].${row}`
 }
 
 /**
- * Where each user id was first seen. A CSV line is kept as a plain number: a million position
- * objects kept alive would be garbage collection's work for the whole import.
+ * Where each user id was first seen, as one number (a million position objects kept alive would
+ * weigh some 50 MB, and be garbage collection's work for the whole import): a CSV line as it is,
+ * a JSON row as -(1 + (page + 1) * 2^32 + index), page -1 for a single page.
  */
-type FirstSeen = Map<string, number | RowPosition>
+type FirstSeen = Map<string, number>
+
+const PAGE_UNIT = 2 ** 32
+
+function packPosition (at: RowPosition): number {
+  return 'line' in at ? at.line : -(1 + ((at.page ?? -1) + 1) * PAGE_UNIT + at.index)
+}
+
+/** The position `packPosition` packed, its list and key (the row's id) taken from the later row's: a file keeps its rows under one name. */
+function unpackPosition (packed: number, later: RowPosition, id: string): RowPosition {
+  if (packed > 0 || 'line' in later) return { line: packed }
+  const n = -packed - 1
+  const page = Math.floor(n / PAGE_UNIT) - 1
+  const at: RowPosition = { index: n % PAGE_UNIT, list: later.list }
+  if (page >= 0) at.page = page
+  if (later.key !== undefined) at.key = id
+  return at
+}
 
 /** The settings of the first good row that gave any, which every later one must repeat. */
 interface FileSettings { found?: RowSettings }
@@ -196,10 +230,8 @@ function checkRow (row: SourceRow, firstSeen: FirstSeen, settings: FileSettings)
   }
 
   const earlier = firstSeen.get(id)
-  if (earlier !== undefined) {
-    return `a second row for user ${id} (the one at ${describePosition(typeof earlier === 'number' ? { line: earlier } : earlier)} counts)`
-  }
-  firstSeen.set(id, 'line' in row.at ? row.at.line : row.at)
+  if (earlier !== undefined) return `a second row for user ${id} (the one at ${describePosition(unpackPosition(earlier, row.at, id))} counts)`
+  firstSeen.set(id, packPosition(row.at))
   if (fileSettings === undefined && rowSettings !== undefined) settings.found = rowSettings
   return username === undefined ? { userId: id, xp } : { userId: id, xp, username }
 }

@@ -1,34 +1,28 @@
-// Rows for importMembers out of the two file formats: CSV with a header naming at least
-// user_id, username and xp (read as a stream; xp_curve and xp_multiplier carry the server's
-// settings), and MEE6 leaderboard JSON (a page object or an array of pages). What makes a whole file unreadable throws ImportFileError; a bad row is only
-// passed on, with its position, for importMembers to report.
+// Rows for importMembers out of the file formats: CSV with a header naming at least user_id,
+// username and xp (xp_curve and xp_multiplier carry the server's settings), and the leaderboard
+// JSON of MEE6, Amari, Lurkr, Polaris and Tatsu (src/transfer/json-pages.ts), both read as a
+// stream. What makes a whole file unreadable throws ImportFileError; a bad row is only passed on,
+// with its position, for importMembers to report.
 import { open } from 'node:fs/promises'
 import { extname } from 'node:path'
 import type { Readable } from 'node:stream'
-import { text as readAll } from 'node:stream/consumers'
 import { CsvError, parse, type Parser } from 'csv-parse'
-import { isSafeNumber, parse as parseLossless } from 'lossless-json'
-import { ImportFileError, LeaderboardError } from '../errors.js'
-import { type ImportOptions, type ImportProgress, type ImportSummary, importMembers, type SourceRow } from './import-members.js'
+import { ImportFileError } from '../errors.js'
+import { type ImportOptions, type ImportProgress, type ImportSummary, importMembers, type RowSource, type SourceRow } from './import-members.js'
+import { type ImportFormat, isJsonFormat } from './import-formats.js'
+import { jsonSource } from './json-pages.js'
 import type { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { cellText } from './spreadsheet-cells.js'
 
-export const IMPORT_FORMATS = ['mee6', 'csv'] as const
-export type ImportFormat = typeof IMPORT_FORMATS[number]
+export { IMPORT_FORMATS, JSON_IMPORT_FORMATS, type ImportFormat, type JsonImportFormat } from './import-formats.js'
+export type { RowSource } from './import-members.js'
 
 /** The columns a CSV header must name (in any order, among others, in any case). */
 export const CSV_REQUIRED_COLUMNS = ['user_id', 'username', 'xp'] as const
 /** Optional columns with the server's settings, the same on every row (as `export` writes them). */
 export const CSV_SETTINGS_COLUMNS = ['xp_curve', 'xp_multiplier'] as const
 
-export interface RowSource {
-  /** The rows, an array at a time (importMembers takes them so). */
-  rows: Iterable<SourceRow[]> | AsyncIterable<SourceRow[]>
-  /** How much of the input the rows handed out so far cover, from 0 to 1. */
-  fractionRead: () => number
-}
-
-/** The format a file's name implies (.json is MEE6, .csv is CSV), or undefined. */
+/** The format a file's name implies (.json is MEE6, .csv is CSV; another bot's JSON is named), or undefined. */
 export function formatFromName (path: string): ImportFormat | undefined {
   const ext = extname(path).toLowerCase()
   if (ext === '.json') return 'mee6'
@@ -157,84 +151,11 @@ function lineBreaksIn (record: string[]): number {
 }
 
 /**
- * The rows of a MEE6 leaderboard: `{"players": [{"id", "username", "xp", ...}], ...}`, as MEE6's
- * leaderboard API answers for a page, or an array of such pages. Other fields are ignored.
- * The whole structure is checked before any row is handed out.
- */
-export function mee6Source (json: unknown): RowSource {
-  const single = isPage(json)
-  if (!single && !Array.isArray(json)) {
-    throw new ImportFileError('not a MEE6 leaderboard: expected a page, {"players": [...]}, or an array of pages')
-  }
-  const pagesOf = (array: unknown[]): unknown[][] => array.map((page, i) => {
-    if (!isPage(page)) throw new ImportFileError(`[${i}] is not a MEE6 leaderboard page: it has no "players" array`)
-    return page.players
-  })
-  const pages = single ? [json.players] : pagesOf(json as unknown[])
-  const total = pages.reduce((sum, players) => sum + players.length, 0)
-  let read = 0
-  function * rows (): Generator<SourceRow[]> {
-    for (const [p, players] of pages.entries()) {
-      const rows = players.map((player, index): SourceRow => {
-        const at = single ? { index } : { page: p, index }
-        if (typeof player !== 'object' || player === null || Array.isArray(player)) {
-          return { at, userId: undefined, username: undefined, xp: undefined, problem: 'not a player object' }
-        }
-        const { id, username, xp } = player as Record<string, unknown>
-        return { at, userId: id, username, xp }
-      })
-      read += players.length
-      yield rows
-    }
-  }
-  return { rows: rows(), fractionRead: () => total === 0 ? 1 : read / total }
-}
-
-function isPage (value: unknown): value is { players: unknown[] } {
-  return typeof value === 'object' && value !== null && Array.isArray((value as { players?: unknown }).players)
-}
-
-/**
- * MEE6 JSON as text, parsed so that no number loses a digit: ids are numbers in MEE6's files, and
- * JSON.parse rounds one past 2^53 (444444444444444444 becomes 444444444444444400). The fast
- * parse is checked, and the rare file with such a number is parsed again keeping it as its digits.
- */
-export function parseMee6Json (text: string): unknown {
-  const json: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
-  if (!hasUnsafeNumber(json)) return json
-  return parseLossless(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, null, (digits) => isSafeNumber(digits) ? Number(digits) : digits)
-}
-
-function hasUnsafeNumber (value: unknown): boolean {
-  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value)
-  if (Array.isArray(value)) return value.some(hasUnsafeNumber)
-  if (typeof value === 'object' && value !== null) return Object.values(value).some(hasUnsafeNumber)
-  return false
-}
-
-/**
  * Rows out of a stream in the given format (`name` says where it comes from in messages, and
- * `size`, its length in bytes when known, lets progress be told). A MEE6 file is read whole; a
- * CSV is streamed.
+ * `size`, its length in bytes when known, lets progress be told).
  */
 export async function openImportStream (input: Readable, format: ImportFormat, name: string, size?: number): Promise<RowSource> {
-  if (format === 'csv') return csvSource(input, size)
-  let text: string
-  try {
-    text = await readAll(input)
-  } catch (err) {
-    // A refusal the stream itself raised (the write API's body limit, 413) is passed on as it is;
-    // only a failure to read (a file gone, a stream cut) makes the input unreadable.
-    if (err instanceof LeaderboardError) throw err
-    throw new ImportFileError(`cannot read ${name}: ${(err as Error).message}`)
-  }
-  let json: unknown
-  try {
-    json = parseMee6Json(text)
-  } catch (err) {
-    throw new ImportFileError(`${name} is not valid JSON: ${(err as Error).message}`)
-  }
-  return mee6Source(json)
+  return isJsonFormat(format) ? jsonSource(input, format, { name, size }) : csvSource(input, size)
 }
 
 /** A file's rows in the given format (default: from its name). */
@@ -250,13 +171,13 @@ export async function openImportFile (path: string, format: ImportFormat = impor
 }
 
 export interface ImportFileOptions extends Omit<ImportOptions, 'onProgress'> {
-  /** Default: from the file's name (.json: mee6, .csv: csv). */
+  /** Default: from the file's name (.json: mee6, .csv: csv); amari, lurkr, polaris and tatsu are named. */
   format?: ImportFormat
   /** After each batch written, with the share of the file read so far. */
   onProgress?: (progress: ImportProgress & { fractionRead: number }) => void
 }
 
-/** importMembers over a CSV or MEE6 JSON file. */
+/** importMembers over a CSV or a bot's leaderboard JSON file. */
 export async function importFile (writer: LeaderboardWriter, guildId: string, path: string, options: ImportFileOptions = {}): Promise<ImportSummary> {
   return await importFrom(writer, guildId, await openImportFile(path, options.format), options)
 }

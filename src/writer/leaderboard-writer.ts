@@ -3,15 +3,16 @@
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
-import { AwardStatus, DailyClaimStatus, MemberWriteStatus, OUTSIDE_PERIOD_WINDOW } from '../redis/script-status.js'
+import { AwardStatus, CALENDAR_REFUSAL, DailyClaimStatus, MemberWriteStatus } from '../redis/script-status.js'
 import * as scripts from '../redis/write-scripts.js'
+import { scriptArgs } from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
-import { keepUntil } from '../periods/periods.js'
-import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
 import { DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
-import type { GuildSettings, SettingsInput } from '../settings/settings.js'
-import { SettingsStore } from '../settings/settings-store.js'
+import { assertDisplayText, type GuildSettings, type SettingsInput } from '../settings/settings.js'
+import { type GuildWriteSettings, SettingsCache, SettingsStore } from '../settings/settings-store.js'
+import { type CalendarRefusal, calendarRefusal, CalendarWrites } from './calendar-writes.js'
+import { type Season, SeasonEnds } from '../seasons/season-ends.js'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { withDeadline } from '../redis/deadline.js'
@@ -22,9 +23,14 @@ import {
 import { hasProfile, profileArgs, type ProfileInput } from './profiles.js'
 import { type VisibilityChange, VisibilityChanges, type VisibilityResult, visibilityResults } from './visibility.js'
 
-/** A write script's reply as a period attempt: { -2, now_ms } asks for another try. */
-function periodAttempt<T extends [number, ...Array<number | undefined>]> (reply: T): PeriodAttempt<T> {
-  return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
+/** daily-claim's reply: the calendar's refusals come behind a 0 ({ 0, code, value }). */
+function claimRefusal (reply: ReadonlyArray<number | undefined>): CalendarRefusal | null {
+  return reply[0] === CALENDAR_REFUSAL ? calendarRefusal(reply.slice(1)) : null
+}
+
+/** A bulk call's reply: the number of members set, or the calendar's refusal. */
+function bulkRefusal (reply: number | [number, number]): CalendarRefusal | null {
+  return typeof reply === 'number' ? null : calendarRefusal(reply)
 }
 
 /** How far ahead of the service's clock a daily claim may be dated. */
@@ -189,7 +195,7 @@ class BulkColumns {
     return this.userIds.length
   }
 
-  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-5.lua). */
+  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-9.lua). */
   args (from: number, to: number): string[] {
     const n = to - from
     // Group 0: username and daily record given; 1: username only; 2: daily record only; 3: neither.
@@ -233,11 +239,16 @@ export class LeaderboardWriter {
   readonly keys: KeyBuilder
   /** The servers' settings in Redis. */
   readonly settings: SettingsStore
+  /** The servers' seasons: their ends, by hand or by schedule. */
+  readonly seasons: SeasonEnds
 
   readonly operationWindowMs: number
   readonly settleTimeoutMs: number
   /** Redis's clock as the write scripts last reported it, to name the current period boards. */
   readonly #clock: RedisClock
+  /** The settings (and current season) each write computes with, as of their epoch. */
+  readonly #settingsCache: SettingsCache
+  readonly #calendar: CalendarWrites
 
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder(), options: WriterOptions = {}) {
     defineCommands(redis)
@@ -245,6 +256,15 @@ export class LeaderboardWriter {
     this.keys = keys
     this.settings = new SettingsStore(redis, keys)
     this.#clock = options.clock ?? new RedisClock()
+    this.#settingsCache = new SettingsCache(this.settings)
+    this.seasons = new SeasonEnds(redis, keys, this.#settingsCache, this.#clock)
+    this.#calendar = new CalendarWrites({
+      redis,
+      keys,
+      settings: this.#settingsCache,
+      clock: this.#clock,
+      endDueSeason: async (guildId, settings, nowMs) => await this.seasons.endIfDue(guildId, settings, nowMs)
+    })
     this.operationWindowMs = assertInteger('operationWindowMs', options.operationWindowMs ?? DEFAULT_OPERATION_WINDOW_MS, 1000, 24 * 3600 * 1000)
     this.settleTimeoutMs = assertInteger('settleTimeoutMs', options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS, 1, 3600 * 1000)
   }
@@ -283,25 +303,23 @@ export class LeaderboardWriter {
     const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
       await scripts.awardXp(this.redis, {
         ...k,
+        ...w.keys,
+        ...w.args,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, p.week.label),
-        month: this.keys.period(guildId, p.month.label),
+        season: k.seasonCurrent,
         member: boardMember(userId),
         award,
         username,
         maxXp: MAX_XP,
         opId: op.opId,
         opsTtlMs: op.ttlMs,
-        from: p.from,
-        until: p.until,
-        weekExpireAt: keepUntil(p.week),
-        monthExpireAt: keepUntil(p.month),
+        hundredths: w.settings.multiplierHundredths,
         ...profile
-      }))))
+      }), calendarRefusal))
     if (status !== AwardStatus.awarded) {
       throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
@@ -315,7 +333,7 @@ export class LeaderboardWriter {
    * with the same `opId` and the same awards, it is applied once. Every
    * award is checked before any is sent: one bad item (named by its index) and nothing is
    * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
-   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-10.lua),
+   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-16.lua),
    * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
@@ -356,23 +374,19 @@ export class LeaderboardWriter {
       const chunk = args.slice(PER_AWARD * from, PER_AWARD * Math.min(awards.length, from + AWARD_BATCH))
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
-      chunks.push(this.#settle('awardMany', undefined, async () => await inCurrentPeriods<number[]>(this.#clock, async (p) => {
-        const reply = await scripts.awardBatch(this.redis, {
+      chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) =>
+        await scripts.awardBatch(this.redis, {
           ...k,
+          ...w.keys,
+          ...w.args,
           ops: op.current,
           opsPrev: op.previous,
-          week: this.keys.period(guildId, p.week.label),
-          month: this.keys.period(guildId, p.month.label),
+          season: k.seasonCurrent,
           maxXp: MAX_XP,
           opsTtlMs: op.ttlMs,
-          from: p.from,
-          until: p.until,
-          weekExpireAt: keepUntil(p.week),
-          monthExpireAt: keepUntil(p.month),
+          hundredths: w.settings.multiplierHundredths,
           callOpId: `${callId}:${from / AWARD_BATCH}`
-        }, chunk)
-        return reply[0] === OUTSIDE_PERIOD_WINDOW && reply.length === 2 ? { outsideAt: Number(reply[1]) } : { done: reply }
-      })))
+        }, chunk), calendarRefusal)))
     }
     const replies = (await Promise.all(chunks)).flat()
     const stored = await curve
@@ -399,9 +413,10 @@ export class LeaderboardWriter {
     const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    return await this.#settle('setXp', op.opId, async () => await scripts.setXp(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
-    }))
+    const [, previous] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
+    }), calendarRefusal))
+    return previous
   }
 
   /** Records a member's username. Returns false (and stores nothing) for a non-member. */
@@ -420,6 +435,9 @@ export class LeaderboardWriter {
     if (username === '' && !hasProfile(ref)) throw new InvalidParameterError('give a username, a display name or an avatar URL')
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    // After the writes called before it, which may wait for the server's settings.
+    const settings = this.#calendar.settingsOf(guildId)
+    if (settings instanceof Promise) await settings
     return await this.#settle('setNames', op.opId, async () => await scripts.setUsername(this.redis, {
       ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     })) === MemberWriteStatus.done
@@ -473,18 +491,9 @@ export class LeaderboardWriter {
         const at = next
         next += VISIBILITY_BATCH
         const chunk = all.chunk(at, at + VISIBILITY_BATCH)
-        const reply = await this.#settle('setVisibility', undefined, async () => await inCurrentPeriods<Array<number | string | null>>(this.#clock, async (p) => {
-          const reply = await scripts.setVisibility(this.redis, {
-            ...k,
-            week: this.keys.period(guildId, p.week.label),
-            lastWeek: this.keys.period(guildId, p.lastWeek.label),
-            month: this.keys.period(guildId, p.month.label),
-            lastMonth: this.keys.period(guildId, p.lastMonth.label),
-            from: p.from,
-            until: p.until
-          }, [], chunk.items)
-          return reply[0] === OUTSIDE_PERIOD_WINDOW ? { outsideAt: Number(reply[1]) } : { done: reply }
-        }))
+        const reply = await this.#settle('setVisibility', undefined, async () => await this.#calendar.run(guildId, async (w) =>
+          await scripts.setVisibility(this.redis, { ...k, ...w.keys, ...w.args }, this.#seasonBoards(guildId, w.settings), chunk.items),
+        calendarRefusal))
         results[at / VISIBILITY_BATCH] = visibilityResults(chunk, reply)
         done += chunk.userIds.length
         onProgress?.(done)
@@ -495,26 +504,35 @@ export class LeaderboardWriter {
     return all.userIds.map((userId) => byUser.get(userId) as VisibilityResult)
   }
 
+  /**
+   * Every season board a member's score is kept in, as the settings a write computes with name
+   * them: the current season's and each ended one still kept (a season's end, or a change of
+   * season_retention, moves the epoch, so a script sent with these keys finds them current).
+   */
+  #seasonBoards (guildId: string, settings: GuildWriteSettings): string[] {
+    const current = settings.currentSeason.id
+    const boards = [this.keys.guild(guildId).seasonCurrent]
+    for (let id = current - 1; id >= Math.max(1, current - settings.seasonRetention); id--) boards.push(this.keys.season(guildId, id))
+    return boards
+  }
+
   /** Removes a member and all its data. Returns false when it was not a member. */
   async removeMember (ref: MemberRef): Promise<boolean> {
     const { guildId, userId } = this.#ref(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [removed] = await this.#settle('removeMember', op.opId, async () => await inCurrentPeriods(this.#clock, async (p) => periodAttempt(
+    const [removed] = await this.#settle('removeMember', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
       await scripts.removeMember(this.redis, {
         ...k,
+        ...w.keys,
+        ...w.args,
         ops: op.current,
         opsPrev: op.previous,
-        week: this.keys.period(guildId, p.week.label),
-        lastWeek: this.keys.period(guildId, p.lastWeek.label),
-        month: this.keys.period(guildId, p.month.label),
-        lastMonth: this.keys.period(guildId, p.lastMonth.label),
+        season: k.seasonCurrent,
         member: boardMember(userId),
         opId: op.opId,
-        opsTtlMs: op.ttlMs,
-        from: p.from,
-        until: p.until
-      }))))
+        opsTtlMs: op.ttlMs
+      }), calendarRefusal))
     return removed === MemberWriteStatus.done
   }
 
@@ -533,9 +551,9 @@ export class LeaderboardWriter {
     }
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await scripts.dailyClaim(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
-    }))
+    const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.dailyClaim(this.redis, {
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
+    }), claimRefusal))
     const when = new Date(value).toISOString()
     switch (status) {
       case DailyClaimStatus.claimed: return { streak: value, claimedAt: new Date(claimedAt ?? 0) }
@@ -554,7 +572,26 @@ export class LeaderboardWriter {
    */
   async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
-    return await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
+    const changed = await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
+    // A new schedule or time zone may bring the season's end or the day's nearer: the ticker looks again now.
+    await this.#settle('configureGuild', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
+    return changed
+  }
+
+  /**
+   * Ends the server's current season now, whatever its schedule, and starts the next (named
+   * `name`, "Season N" by default). The ended season's board is kept as it stands, read-only, for
+   * `season_retention` seasons. Returns the new season.
+   */
+  async endSeason (guildId: string, options: { name?: string } = {}): Promise<Season> {
+    assertSnowflake('guild_id', guildId)
+    const name = options.name === undefined ? undefined : assertDisplayText('name', options.name)
+    // The season current now is the one to end: a resend after a lost answer, or a second call
+    // racing this one, finds it ended and answers the season after it.
+    const { id } = (await this.#settle('endSeason', undefined, async () => await this.#settingsCache.refresh(guildId))).currentSeason
+    const season = await this.#settle('endSeason', undefined, async () => await this.seasons.endNow(guildId, id, name))
+    await this.#settle('endSeason', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
+    return season
   }
 
   /**
@@ -580,11 +617,14 @@ export class LeaderboardWriter {
     // together and Redis would sit idle while the next ones are built.
     const worker = async (): Promise<void> => {
       while (next < columns.length) {
-        const args = columns.args(next, Math.min(next + BULK_BATCH, columns.length))
+        const [whole = '0', named = '0', dated = '0', bare = '0', profiled = '0', ...members] = columns.args(next, Math.min(next + BULK_BATCH, columns.length))
         next += BULK_BATCH
-        const [[err, set] = [null, 0]] = await this.redis.pipeline()
-          .bulkSetMembers(k.board, k.members, k.stats, k.version, k.hidden, ...args).exec() ?? []
-        if (err !== null) throw err
+        const set = await this.#calendar.run(guildId, async (w) => {
+          const [[err, reply] = [null, 0]] = await this.redis.pipeline()
+            .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare, profiled }), ...members).exec() ?? []
+          if (err !== null) throw err
+          return reply as number | [number, number]
+        }, bulkRefusal)
         // Not `done += await …`: that reads `done` before the await, and the workers overwrite each other.
         done += set as number
         onProgress?.(done)

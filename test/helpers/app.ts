@@ -43,7 +43,9 @@ export async function buildTestApp (t: Test, redisUrl: string, overrides: Partia
   // No load shedding unless a test asks for it (test/load-shedding.test.ts): on a busy CI machine
   // the event loop of a test process can lag past the production threshold. For the same reason
   // Redis has 10 s to answer (the production default, 500 ms, is passed by a loaded machine's
-  // Redis at times, which would make a 503); tests of a slow Redis set their own.
+  // Redis at times, which would make a 503); tests of a slow Redis set their own. No calendar
+  // ticker unless a test asks for it (test/seasons.test.ts, test/history.test.ts): its calls
+  // would count in the tests that count Redis's commands.
   const config = parseConfig({
     redisUrl,
     logLevel: 'silent',
@@ -51,6 +53,7 @@ export async function buildTestApp (t: Test, redisUrl: string, overrides: Partia
     maxEventLoopDelayMs: 0,
     maxInFlight: 0,
     redisCommandTimeoutMs: 10_000,
+    calendarTickMs: 0,
     ...overrides
   })
   const app = buildApp(config)

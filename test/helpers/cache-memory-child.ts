@@ -3,8 +3,11 @@
 // with gzip and br in turn, and prints its resident memory before and after, and the bytes
 // held in Buffers after, as JSON.
 // Bodies are `around` pages: of 2 to 10 KB (`large`), or of 1.2 to 3.2 KB with names that
-// compress less (`small`: more entries, and more compressed forms, in the same bytes).
-//   node --expose-gc --import tsx test/helpers/cache-memory-child.ts REDIS_URL CACHE_MB URLS [large|small]
+// compress less (`small`: more entries, and more compressed forms, in the same bytes). With
+// `identity` the same load asks for no compression (what serving costs without it), and the JSON
+// also gives V8's heap (committed) and its young generation after, in bytes.
+//   node --expose-gc --import tsx test/helpers/cache-memory-child.ts REDIS_URL CACHE_MB URLS [large|small] [compressed|identity]
+import { getHeapSpaceStatistics } from 'node:v8'
 import { buildApp } from '../../src/app.js'
 import { parseConfig } from '../../src/config.js'
 import { createRedis } from '../../src/redis/client.js'
@@ -12,7 +15,7 @@ import { KeyBuilder } from '../../src/redis/keys.js'
 import { LeaderboardWriter } from '../../src/writer/leaderboard-writer.js'
 import { ApiKeyStore } from '../../src/api-keys/api-keys.js'
 
-const [redisUrl = '', cacheMb = '16', urlCount = '50000', bodies = 'large'] = process.argv.slice(2)
+const [redisUrl = '', cacheMb = '16', urlCount = '50000', bodies = 'large', encodings = 'compressed'] = process.argv.slice(2)
 const GUILD = '1400000000000000001'
 const small = bodies === 'small'
 const MEMBERS = small ? 5_100 : 1_500
@@ -57,7 +60,7 @@ let compressed = 0
 async function fetchAll (list: string[]): Promise<void> {
   for (let i = 0; i < list.length; i += 100) {
     await Promise.all(list.slice(i, i + 100).map(async (url, j) => {
-      const encoding = (i + j) % 2 === 0 ? 'gzip' : 'br'
+      const encoding = encodings === 'identity' ? 'identity' : (i + j) % 2 === 0 ? 'gzip' : 'br'
       const res = await app.inject({ url, headers: { 'x-api-key': key, 'accept-encoding': encoding } })
       if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
       if (res.headers['content-encoding'] === encoding) compressed++
@@ -75,6 +78,7 @@ const before = settledRss()
 await fetchAll(urls)
 const after = settledRss()
 const { arrayBuffers, heapTotal } = process.memoryUsage()
-process.stdout.write(JSON.stringify({ before, after, arrayBuffers, heapTotal, compressed, requests: urls.length }) + '\n')
+const youngGeneration = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size
+process.stdout.write(JSON.stringify({ before, after, arrayBuffers, heapTotal, youngGeneration, compressed, requests: urls.length }) + '\n')
 await app.close()
 redis.disconnect()

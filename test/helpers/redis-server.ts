@@ -2,6 +2,7 @@
 // stopped in teardown: the library's launcher (src/redis/redis-server.ts) with RDB-only settings.
 // Nothing here ever talks to port 6379 (freePort never picks it).
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,25 +12,29 @@ import type { Test } from 'tap'
 import { createRedis, type RedisClient } from '../../src/redis/client.js'
 import { KeyBuilder } from '../../src/redis/keys.js'
 import { freePort, launchRedisServer, type RedisProcess } from '../../src/redis/redis-server.js'
+import { scripts } from '../../src/redis/scripts.js'
 
 export class RedisServer {
   readonly port: number
   readonly dir: string
   readonly extraArgs: string[]
+  /** The process's environment (a fake clock's, say); this process's by default. */
+  readonly env: NodeJS.ProcessEnv | undefined
   #process: RedisProcess | undefined
 
-  private constructor (port: number, dir: string, extraArgs: string[]) {
+  private constructor (port: number, dir: string, extraArgs: string[], env: NodeJS.ProcessEnv | undefined) {
     this.port = port
     this.dir = dir
     this.extraArgs = extraArgs
+    this.env = env
   }
 
   /** Starts a redis-server on a free port; retries with another port if that one was taken. */
-  static async start (extraArgs: string[] = []): Promise<RedisServer> {
+  static async start (extraArgs: string[] = [], env?: NodeJS.ProcessEnv): Promise<RedisServer> {
     const dir = mkdtempSync(join(tmpdir(), 'lb-redis-'))
     let lastError: unknown
     for (let attempt = 0; attempt < 5; attempt++) {
-      const server = new RedisServer(await freePort(), dir, extraArgs)
+      const server = new RedisServer(await freePort(), dir, extraArgs, env)
       try {
         await server.startProcess()
         return server
@@ -55,7 +60,8 @@ export class RedisServer {
     this.#process = await launchRedisServer({
       port: this.port,
       dir: this.dir,
-      args: ['--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs]
+      args: ['--save', '', '--appendonly', 'no', '--dbfilename', 'dump.rdb', ...this.extraArgs],
+      ...(this.env === undefined ? {} : { env: this.env })
     })
   }
 
@@ -138,6 +144,53 @@ export async function redisFixture (t: Test, prefix: string): Promise<{ server: 
 }
 
 /** Calls of `command` (lower case, as `get` or `evalsha`) the server behind `client` has served so far (INFO commandstats). */
+/**
+ * A connection of its own to `client`'s server, in MONITOR mode. ioredis's own monitor() fails
+ * when Redis's OK to MONITOR and the first line it feeds come in one read, which a busy server
+ * does at times: it takes that line for a reply ("Command queue state error") and rejects. The
+ * line is of a command run before the caller's work, so it is dropped here, and the connection kept.
+ */
+export async function monitorOf (client: Redis): Promise<Redis> {
+  const monitor = client.duplicate({ monitor: true, lazyConnect: true })
+  await new Promise<void>((resolve, reject) => {
+    monitor.on('error', (err: Error) => { if (!err.message.startsWith('Command queue state error')) reject(err) })
+    monitor.once('monitoring', resolve)
+    monitor.connect().catch(reject)
+  })
+  return monitor
+}
+
 export async function commandCalls (client: Redis, command: string): Promise<number> {
   return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await client.info('commandstats'))?.[1] ?? 0)
+}
+
+/** The SHA of a script in src/redis/commands, as EVALSHA names it. */
+export function scriptSha (name: string): string {
+  const lua = scripts().find((s) => s.name === name)?.lua
+  if (lua === undefined) throw new Error(`no script ${name}`)
+  return createHash('sha1').update(lua).digest('hex')
+}
+
+/** Runs `work` and counts the EVALSHA calls of the script `sha` the Redis at `redisUrl` received meanwhile (MONITOR). */
+export async function scriptCalls (redisUrl: string, sha: string, work: () => Promise<void>): Promise<number> {
+  const marker = new Redis(redisUrl)
+  const monitor = await monitorOf(marker)
+  const end = `end of work ${process.pid} ${Date.now()}`
+  let calls = 0
+  const seenEnd = new Promise<void>((resolve) => {
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha) calls++
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve()
+    })
+  })
+  try {
+    await work()
+    // Redis feeds MONITOR in the order it runs commands: once the marker shows, the work's have.
+    await marker.echo(end)
+    await seenEnd
+  } finally {
+    monitor.disconnect()
+    marker.disconnect()
+  }
+  return calls
 }

@@ -24,8 +24,7 @@
 local version = redis.call('GET', KEYS[5])
 local now, current = period_clock(ARGV[3], ARGV[4])
 if not current then return { version, now, 0 } end
-local total = visible_total(KEYS[1])
-local entries = redis.call('ZREVRANGE', KEYS[1], ARGV[1], visible_stop(total, ARGV[2]))
+local entries, total = visible_range(KEYS[1], ARGV[1], ARGV[2])
 local result = {
   version,
   now,

@@ -10,6 +10,8 @@ import visibilityRoutes from './visibility.js'
 import settingsRoutes from './settings.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
+import webhookRoutes from './webhooks.js'
+import seasonRoutes from './seasons.js'
 
 export default async function admin (fastify: FastifyInstance) {
   await fastify.register(idempotencyPlugin)
@@ -18,4 +20,6 @@ export default async function admin (fastify: FastifyInstance) {
   await fastify.register(settingsRoutes)
   await fastify.register(keyRoutes)
   await fastify.register(transferRoutes)
+  await fastify.register(webhookRoutes)
+  await fastify.register(seasonRoutes)
 }

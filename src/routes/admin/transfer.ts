@@ -1,6 +1,6 @@
 // Import and export over the write API (scope `transfer`): the file is the request's body, read
-// as a stream (CSV row by row; MEE6 JSON, which must be parsed whole, held up to the same bound),
-// and the export is the response's body, written as the members are read (src/transfer/).
+// as a stream (CSV, or a bot's leaderboard JSON, row by row), and the export is the response's
+// body, written as the members are read (src/transfer/).
 //
 // Idempotency-Key (pipeline/idempotency.ts) on an import: its body cannot be fingerprinted before
 // the handler, as a parsed one is, so the fingerprint is the SHA-256 of the method, the URL and
@@ -88,7 +88,7 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     return {
       imported: summary.imported,
       settings: summary.settings === undefined ? null : { xp_curve: summary.settings.curve, xp_multiplier: summary.settings.multiplier },
-      skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { index: p.index }), reason: p.message }))
+      skipped: summary.problems.map((p) => ({ ...('line' in p ? { line: p.line } : { page: p.page, index: p.index }), reason: p.message }))
     }
   }
 
@@ -96,7 +96,7 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       operationId: 'importMembers',
       tags: ['transfer'],
-      summary: "Import a CSV (user_id,username,xp) or MEE6 leaderboard JSON file: each row sets a member's XP and username",
+      summary: "Import a CSV (user_id,username,xp) or the leaderboard JSON of MEE6, Amari, Lurkr, Polaris or Tatsu: each row sets a member's XP and username",
       params: GuildParams,
       querystring: ImportQuery,
       headers: WriteRequestHeaders,

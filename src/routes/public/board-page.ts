@@ -26,11 +26,12 @@ const PageQuery = Type.Object({
   embed: Type.Optional(Type.Enum(['0', '1']))
 })
 
+const lower = (a: string, b: string): string => BigInt(a) <= BigInt(b) ? a : b
+
 /** Reads made together for one body: the lowest of their data versions is the body's (a cached body is never newer than it says). */
 async function together<A, B> (a: Promise<Versioned<A>>, b: Promise<Versioned<B>>): Promise<{ version: string, nowMs?: number, values: [A, B] }> {
   const [x, y] = await Promise.all([a, b])
-  const version = BigInt(x.version) <= BigInt(y.version) ? x.version : y.version
-  return { version, nowMs: x.nowMs ?? y.nowMs, values: [x.value, y.value] }
+  return { version: lower(x.version, y.version), nowMs: x.nowMs ?? y.nowMs, values: [x.value, y.value] }
 }
 
 const HTML = 'text/html; charset=utf-8'
@@ -69,9 +70,13 @@ export async function boardPageRoutes (fastify: FastifyInstance): Promise<void> 
     return await fastify.serveRendered(request, reply, HTML, async () => {
       const reader: LeaderboardReader = fastify.leaderboard
       const guildId = request.publicServer as string
-      const { version, nowMs, values: [stats, board] } =
-        await together(reader.readStats(guildId), reader.readPage(guildId, query.page, query.limit, query.period))
-      return { version, nowMs, value: renderBoardPage({ slug, stats, board, period: query.period, limit: query.limit, embed }) }
+      const [{ version, nowMs, values: [stats, board] }, seasons] =
+        await Promise.all([together(reader.readStats(guildId), reader.readPage(guildId, query.page, query.limit, query.period)), reader.readSeasons(guildId, 1, 1)])
+      const current = seasons.value.data[0]
+      // Seasons are on once one ended or a schedule started the first (a server without them has
+      // one season, never started).
+      const season = current !== undefined && (seasons.value.total > 1 || current.started_at !== null) ? current.name : null
+      return { version: lower(version, seasons.version), nowMs, value: renderBoardPage({ slug, stats, board, period: query.period, limit: query.limit, embed, season }) }
     })
   })
 }

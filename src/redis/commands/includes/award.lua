@@ -1,21 +1,26 @@
 -- One XP award, shared by award-xp (one award) and award-batch (many), for an operation not
 -- applied before (the caller checks with replay first, and remembers the reply): the award
--- applied (board, names, period boards) with its change to the aggregates added to `deltas`,
--- which the caller applies (once per call: a batch moves the stats hash with a handful of
--- HINCRBYs, not a handful per award). An award to a hidden member is kept hidden
--- (includes/visibility.lua) and moves no aggregate.
+-- applied (board, name, period boards, the season's board, the day's) with its change to the
+-- aggregates added to `deltas`, which the caller applies (once per call: a batch moves the stats
+-- hash with a handful of HINCRBYs, not a handful per award).
 --- @include "aggregates"
 --- @include "profile"
 --- @include "operations"
 --- @include "periods"
+--- @include "events"
+--- @include "calendar-counting"
 --- @include "visibility"
 
 -- Statuses, as src/redis/script-status.ts names them.
 local AWARDED, OVER_XP_LIMIT = 1, -1
 
--- k: { board, members, hidden, week, month }; a: { member, award, username, display, avatar
--- (includes/profile.lua: '' keeps each) }; s: { hundredths, max_xp, week_expire_at, month_expire_at }.
--- Returns the reply { status, xp, gained } and whether anything changed.
+-- k: { board, members, settings, hidden, week, month, season }; a: { member, award, username,
+-- display, avatar (includes/profile.lua: '' keeps each) };
+-- s: { hundredths, max_xp, week_expire_at, month_expire_at, events (includes/events.lua's context, or nil),
+--      day (calendar-counting's day keys) }.
+-- A hidden member's award counts into its encoded scores (includes/visibility.lua), not into the
+-- aggregates, and causes no public event. Returns the reply { status, xp, gained } and whether
+-- anything changed.
 local function award_one (k, a, s, deltas)
   local product = tonumber(a.award) * s.hundredths -- exact: both are integers well below 2^53
   local gained = (product - product % 100) / 100
@@ -33,10 +38,8 @@ local function award_one (k, a, s, deltas)
     count_in_period(k.week, a.member, gained, s.week_expire_at, hidden)
     count_in_period(k.month, a.member, gained, s.month_expire_at, hidden)
   end
+  count_in_season(k.season, a.member, gained, hidden)
+  touch_day(s.day, a.member, gained, score)
+  if not hidden then member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, nil) end
   return { AWARDED, new_xp, gained }, true
-end
-
--- The server's multiplier, in hundredths.
-local function multiplier_hundredths (settings_key)
-  return tonumber(redis.call('HGET', settings_key, 'multiplier_hundredths') or '100')
 end

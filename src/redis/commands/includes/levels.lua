@@ -1,5 +1,7 @@
 -- Level math, the twin of src/levels/curves.ts (test/levels.test.ts checks that they agree).
 local CURVES = { 'mee6', 'linear', 'flat' }
+-- A server's curve when its settings name none (DEFAULT_CURVE of curves.ts).
+local DEFAULT_CURVE = 'mee6'
 
 -- Total XP needed to reach level l from 0, one function per curve (closed forms of the sums of
 -- the per-level XP; (l-1)l(2l-1) is always divisible by 6, so every value is an exact integer).

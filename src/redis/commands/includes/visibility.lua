@@ -32,11 +32,14 @@ local function visible_total (key)
   return redis.call('ZCOUNT', key, VISIBLE_MIN, '+inf')
 end
 
--- The last 0-based rank of a page that ends at `stop` and holds only visible members, or -1.
-local function visible_stop (total, stop)
-  local last = tonumber(total) - 1
-  if tonumber(stop) < last then return tonumber(stop) end
-  return last
+-- The visible members ranked `start` to `stop` (0-based, from the top) of a board, and the
+-- board's visible total. Never a negative stop: ZREVRANGE would read it from the end, where the
+-- hidden members are.
+local function visible_range (key, start, stop)
+  local total = visible_total(key)
+  local last = math.min(tonumber(stop), total - 1)
+  if tonumber(start) > last then return {}, total end
+  return redis.call('ZREVRANGE', key, start, last), total
 end
 
 -- Whether a user who is not on a board yet is hidden (its first write places it hidden).

@@ -1,0 +1,216 @@
+// A server's day closes once it has ended (in the server's time zone), by whichever instance gets
+// there first (the calendar ticker's), exactly once: a lease while it runs, and a compare-and-set
+// on the last closed day when it commits. It reads the board as it stood at the day's end without
+// stopping writes: a member changed since has that value in the first later day-start hash that
+// holds it; every other member still holds it on the board. From that snapshot it keeps the
+// day's ranks by history index, the change records of the members the day touched, and the
+// day's stats (docs/architecture.md, "Key schema"). Each step is a script over a chunk, well under
+// a few milliseconds of Redis's time; the days missed while no instance ran are closed in order,
+// up to history_days back.
+import { randomUUID } from 'node:crypto'
+import type { RedisClient } from '../redis/client.js'
+import { redisNow } from '../redis/client.js'
+import type { GuildKeys, KeyBuilder } from '../redis/keys.js'
+import * as scripts from '../redis/write-scripts.js'
+import { CloseDayStatus } from '../redis/script-status.js'
+import { shiftDay, zonedDay } from '../calendar/zoned.js'
+import type { GuildSettings } from '../settings/settings.js'
+import { parseSettings } from '../settings/settings.js'
+
+export interface DayCloseOptions {
+  /** Members (or fields) per script call (default 1000). */
+  chunk?: number
+  /** The lease's length, renewed by every step (default 30 s). */
+  leaseMs?: number
+}
+
+/** The history hash's fields a close reads. */
+export interface HistoryState {
+  closedThrough: string | null
+  closedFrom: string | null
+  since: number | null
+}
+
+/** What closing one day came to. */
+export type DayOutcome = 'closed' | 'already' | 'busy' | 'day-began'
+
+/** A day's stats as kept: "<total_members>:<total_xp>:<active_members>:<xp_gained>". */
+export interface DayStats {
+  totalMembers: number
+  totalXp: bigint
+  activeMembers: number
+  xpGained: bigint
+}
+
+export function formatDayStats (s: DayStats): string {
+  return `${s.totalMembers}:${s.totalXp}:${s.activeMembers}:${s.xpGained}`
+}
+
+export function parseDayStats (text: string): DayStats {
+  const [members = '0', xp = '0', active = '0', gained = '0'] = text.split(':')
+  return { totalMembers: Number(members), totalXp: BigInt(xp), activeMembers: Number(active), xpGained: BigInt(gained) }
+}
+
+/** The first day of `timeZone` wholly after `sinceMs` (the day holding it, when it starts then). */
+export function firstWholeDay (sinceMs: number, timeZone: string): string {
+  const day = zonedDay(sinceMs, timeZone)
+  return day.start === sinceMs ? day.label : shiftDay(day.label, 1)
+}
+
+/** The days to close now, oldest first: after the last closed one (or the first whole day history saw), within history_days. */
+export function daysToClose (state: HistoryState, settings: Pick<GuildSettings, 'season' | 'historyDays'>, nowMs: number): string[] {
+  if (state.since === null) return []
+  const today = zonedDay(nowMs, settings.season.timezone).label
+  const candidates = [
+    firstWholeDay(state.since, settings.season.timezone),
+    shiftDay(today, -settings.historyDays),
+    ...(state.closedThrough === null ? [] : [shiftDay(state.closedThrough, 1)])
+  ]
+  const days: string[] = []
+  for (let day = candidates.reduce((a, b) => (a > b ? a : b)); day < today; day = shiftDay(day, 1)) days.push(day)
+  return days
+}
+
+export class DayCloser {
+  readonly #redis: RedisClient
+  readonly #keys: KeyBuilder
+  readonly #chunk: number
+  readonly #leaseMs: number
+
+  constructor (redis: RedisClient, keys: KeyBuilder, options: DayCloseOptions = {}) {
+    this.#redis = redis
+    this.#keys = keys
+    this.#chunk = options.chunk ?? 1000
+    this.#leaseMs = options.leaseMs ?? 30_000
+  }
+
+  /**
+   * Closes every day of the server that has ended and is not closed yet (the oldest first, within
+   * history_days). Returns the days this call closed; none when another instance is closing them.
+   */
+  async closeDue (guildId: string): Promise<string[]> {
+    const k = this.#keys.guild(guildId)
+    const token = randomUUID()
+    const closed: string[] = []
+    try {
+      for (let pass = 0; pass < 3; pass++) {
+        const [settingsHash, histFields, now] = await Promise.all([
+          this.#redis.hgetall(k.settings),
+          this.#redis.hmget(k.hist, 'closed_through', 'closed_from', 'since'),
+          redisNow(this.#redis)
+        ])
+        const settings = parseSettings(settingsHash)
+        const [closedThrough = null, closedFrom = null, since = null] = histFields
+        const state = { closedThrough, closedFrom, since: since === null ? null : Number(since) }
+        const days = daysToClose(state, settings, now)
+        let outcome: DayOutcome = 'closed'
+        let expected = closedThrough
+        for (const day of days) {
+          outcome = await this.#closeDay(guildId, k, token, day, expected, settings, now)
+          if (outcome !== 'closed') break
+          closed.push(day)
+          expected = day
+        }
+        // A day that began while one closed: the close read too few later days; read them again.
+        if (outcome !== 'day-began') break
+      }
+    } finally {
+      await scripts.closeDayRelease(this.#redis, { lease: k.histLease, token }).catch(() => {})
+    }
+    return closed
+  }
+
+  async #closeDay (guildId: string, k: GuildKeys, token: string, day: string, expected: string | null,
+    settings: GuildSettings, nowMs: number): Promise<DayOutcome> {
+    const keys = this.#keys
+    const redis = this.#redis
+    const lease = { lease: k.histLease, token, leaseMs: this.#leaseMs }
+    const ranksDay = keys.histRanks(guildId, day)
+    const changesDay = keys.histChanges(guildId, day)
+    const begun = await scripts.closeDayBegin(redis, { ...k, ...lease, snapshot: k.histSnapshot, order: k.histOrder, ranksDay, changesDay, label: day })
+    if (begun === CloseDayStatus.alreadyClosed) return 'already'
+    if (begun === CloseDayStatus.leaseLost) return 'busy'
+
+    const today = zonedDay(nowMs, settings.season.timezone)
+    const later: string[] = []
+    for (let d = shiftDay(day, 1); d <= today.label; d = shiftDay(d, 1)) later.push(d)
+    const todayStart = keys.dayStart(guildId, today.label)
+    const count = this.#chunk
+
+    /** Runs a step over its chunks (a cursor, or a position moving by what each call read) until it says it is done. */
+    const scan = async (step: 'closeDayStarts' | 'closeDayBoard', input: Record<string, string>): Promise<boolean> => {
+      let cursor = '0'
+      do {
+        const [status, next = '0'] = await scripts.closeDayStep(redis, step, { ...lease, ...input, snapshot: k.histSnapshot, cursor, count } as never)
+        if (status !== CloseDayStatus.done) return false
+        cursor = String(next)
+      } while (cursor !== '0')
+      return true
+    }
+    const walk = async (step: 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges', input: Record<string, string>,
+      each: (reply: Array<string | number>) => void): Promise<boolean> => {
+      for (let first = 0; ; first += count) {
+        const reply = await scripts.closeDayStep(redis, step, { ...lease, ...input, first, count } as never)
+        if (reply[0] !== CloseDayStatus.done) return false
+        each(reply)
+        if (Number(reply[1]) < count) return true
+      }
+    }
+
+    // The snapshot: later days' values, oldest first, then the board, then today's again (members
+    // changed while the board was read, and gone from it since).
+    for (const d of later) if (!await scan('closeDayStarts', { dayStart: keys.dayStart(guildId, d) })) return 'busy'
+    if (!await scan('closeDayBoard', { board: k.board, dayStart: todayStart })) return 'busy'
+    if (!await scan('closeDayStarts', { dayStart: todayStart })) return 'busy'
+    for (;;) {
+      const [status, left = 0] = await scripts.closeDayStep(redis, 'closeDayTrim', { ...lease, snapshot: k.histSnapshot, count })
+      if (status !== CloseDayStatus.done) return 'busy'
+      if (Number(left) === 0) break
+    }
+
+    const stats: DayStats = { totalMembers: 0, totalXp: 0n, activeMembers: 0, xpGained: 0n }
+    const dayBoard = keys.day(guildId, day)
+    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board }, (reply) => {
+      stats.totalXp += BigInt(reply[2] ?? 0)
+      stats.totalMembers += Number(reply[3] ?? 0)
+    })) return 'busy'
+    if (!await walk('closeDayTouched', { day: dayBoard, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
+      stats.activeMembers += Number(reply[2] ?? 0)
+      stats.xpGained += BigInt(reply[3] ?? 0)
+    })) return 'busy'
+    if (!await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayStart: keys.dayStart(guildId, day), changesDay }, () => {})) return 'busy'
+
+    const keepFrom = shiftDay(today.label, -settings.historyDays)
+    const [status] = await scripts.closeDayStep(redis, 'closeDayCommit', {
+      ...k,
+      lease: k.histLease,
+      token,
+      ranksLatest: k.histRanksLatest,
+      ranksPrev: expected === null ? ranksDay : keys.histRanks(guildId, expected),
+      ranksDay,
+      snapshot: k.histSnapshot,
+      order: k.histOrder,
+      day: dayBoard,
+      dayStart: keys.dayStart(guildId, day),
+      label: day,
+      expected: expected ?? '',
+      stats: formatDayStats(stats),
+      until: today.end,
+      contiguous: expected === shiftDay(day, -1) ? '1' : '0',
+      keepFrom
+    })
+    if (status === CloseDayStatus.dayBegan) return 'day-began'
+    if (status === CloseDayStatus.alreadyClosed) return 'already'
+    if (status !== CloseDayStatus.done) return 'busy'
+    await this.#forgetBefore(guildId, k, keepFrom)
+    return 'closed'
+  }
+
+  /** Frees the closed days before `keepFrom` (history_days back). */
+  async #forgetBefore (guildId: string, k: GuildKeys, keepFrom: string): Promise<void> {
+    for (const day of await this.#redis.hkeys(k.histStats)) {
+      if (day >= keepFrom) continue
+      await scripts.closeDayForget(this.#redis, { ...k, ranks: this.#keys.histRanks(guildId, day), changes: this.#keys.histChanges(guildId, day), label: day })
+    }
+  }
+}

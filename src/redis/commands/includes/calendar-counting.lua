@@ -1,0 +1,86 @@
+-- Counting by the server's calendar (src/calendar/): the current season's board and the server's
+-- day, for every write that changes a member's score or visibility.
+--
+-- The caller computes from the server's settings and current season, which it caches at their
+-- epoch (src/settings/settings-store.ts): the window [from, until) of Redis times in which the
+-- day and period keys it names are the current ones (src/calendar/server-calendar.ts), and when
+-- the current season is due to end. calendar_check is the judge: the epoch moved (settings
+-- changed, or a season ended), the season is due, or Redis's clock is outside the window, and
+-- the script applies nothing and says which, so Redis's clock decides every boundary.
+--- @include "clock"
+--- @include "numbers"
+--- @include "periods"
+--- @include "visibility"
+
+-- Replies, as src/redis/script-status.ts names them (OUTSIDE_PERIOD_WINDOW is periods.lua's).
+local SETTINGS_CHANGED, SEASON_DUE = -3, -4
+
+-- Whether a write computed at `epoch`, for the window [from, until) and a season that ends at
+-- `season_ends_at` ('' for never), may go on now. Returns Redis's time in ms, and the reply that
+-- refuses it (nil: go on).
+local function calendar_check (settings_key, epoch, from, to, season_ends_at)
+  local stored = redis.call('HGET', settings_key, 'epoch') or '0'
+  if stored ~= epoch then return nil, { SETTINGS_CHANGED, tonumber(stored) } end
+  local now = now_ms()
+  if season_ends_at ~= '' and now >= tonumber(season_ends_at) then return now, { SEASON_DUE, now } end
+  if now < tonumber(from) or now >= tonumber(to) then return now, { OUTSIDE_PERIOD_WINDOW, now } end
+  return now, nil
+end
+
+-- Counts `gained` XP into the current season's board, for a member shown or `hidden`
+-- (includes/visibility.lua).
+local function count_in_season (key, member, gained, hidden)
+  if gained > 0 then add_gain(key, member, gained, hidden) end
+end
+
+-- The day's keys: d = { day, day_start, hist, label, expire_at, now }.
+-- A member's first touch in the day keeps its visible XP before it (`-`: not on the visible
+-- board) in the day-start hash; the first member of the day sets the day's keys to expire (a
+-- day no instance closes still goes) and names the day in the history hash.
+local function day_started (d)
+  redis.call('PEXPIREAT', d.day, d.expire_at)
+  redis.call('PEXPIREAT', d.day_start, d.expire_at)
+  redis.call('HSET', d.hist, 'latest_day', d.label)
+  redis.call('HSETNX', d.hist, 'since', int(d.now))
+end
+
+-- The visible XP a board score stands for, as the day-start hash keeps it.
+local function visible_xp (score)
+  local xp = score and tonumber(score)
+  if not xp or xp < 0 then return '-' end
+  return int(xp)
+end
+
+-- A write touched `member`: it gained `gained` XP (0 for a write that is not an award); its board
+-- score before this write's change was `old_score` (false: not on the board).
+local function touch_day (d, member, gained, old_score)
+  -- A first touch is the only one whose new score equals its gain (or that found a score equal
+  -- to it, which only HSETNX can tell).
+  if tonumber(redis.call('ZINCRBY', d.day, int(gained), member)) ~= gained then return end
+  if redis.call('HSETNX', d.day_start, member, visible_xp(old_score)) == 1 and redis.call('HLEN', d.day_start) == 1 then
+    day_started(d)
+  end
+end
+
+-- touch_day for many members at once (bulk writes): members[i] went from board score olds[i]
+-- (false: not on the board), gaining nothing. Members given twice keep their first score.
+local function touch_day_many (d, members, olds, n)
+  if n == 0 then return end
+  local zadd, starts = {}, redis.call('HMGET', d.day_start, unpack(members, 1, n))
+  local fresh, f, seen = {}, 0, {}
+  for i = 1, n do
+    zadd[2 * i - 1] = 0
+    zadd[2 * i] = members[i]
+    if not starts[i] and not seen[members[i]] then
+      seen[members[i]] = true
+      fresh[f + 1] = members[i]
+      fresh[f + 2] = visible_xp(olds[i])
+      f = f + 2
+    end
+  end
+  redis.call('ZADD', d.day, 'NX', unpack(zadd, 1, 2 * n))
+  if f > 0 then
+    redis.call('HSET', d.day_start, unpack(fresh, 1, f))
+    day_started(d)
+  end
+end

@@ -1,0 +1,57 @@
+-- A day's close (src/history/day-close.ts): the scripts that build a closed day's history a chunk
+-- at a time, each under the lease of the instance closing the server's days, and the packing of
+-- what they keep.
+--- @include "numbers"
+--- @include "records"
+
+-- Replies, as src/redis/script-status.ts names them.
+local CLOSE_DONE, LEASE_LOST = 1, -6
+
+-- Whether the lease is still `token`'s; renewed for `ms` when it is.
+local function hold_lease (key, token, ms)
+  if redis.call('GET', key) ~= token then return false end
+  redis.call('PEXPIRE', key, ms)
+  return true
+end
+
+-- The snapshot of the board at the day's end keeps a member not on the visible board then as
+-- this score (removed before the close ends).
+local NOT_VISIBLE = -1
+
+-- A day-start hash's value as a snapshot score.
+local function start_score (value)
+  if value == '-' then return NOT_VISIBLE end
+  return value
+end
+
+-- ZADD NX of flat { score, member, ... } pairs (one command).
+local function add_new (key, pairs, n)
+  if n > 0 then redis.call('ZADD', key, 'NX', unpack(pairs, 1, n)) end
+end
+
+-- A member record's history index (nil for none), and the record with `index` set.
+local function split_record (record)
+  local cut = string.find(record, '\31', 1, true)
+  if not cut then return record, '' end
+  return string.sub(record, 1, cut - 1), string.sub(record, cut)
+end
+
+local function record_index (record)
+  local _, extension = split_record(record)
+  return (extension_parts(extension))
+end
+
+local function with_index (record, index)
+  local head, extension = split_record(record)
+  local _, display, avatar = extension_parts(extension)
+  return head .. make_extension(index, display, avatar)
+end
+
+-- A closed day's change record: the history index (3 bytes), the visible XP at the day's start
+-- (5 bytes; all ones: not visible) and the XP gained (5 bytes), big-endian.
+local CHANGE_BYTES = 13
+local NO_XP = 1099511627775 -- 2^40 - 1: above every XP a member may hold
+
+local function pack_change (index, start_xp, gained)
+  return struct.pack('>I3I5I5', index, start_xp, gained)
+end

@@ -1,0 +1,310 @@
+// History by Redis's clock, moved by a test (test/helpers/fake-clock.ts): each day of a server
+// (its time zone) closes once it ended, by the calendar ticker, and keeps every member's XP,
+// gain and rank at its end and the server's stats; rank_change compares with the last closed
+// day; a day no instance was running for closes when one starts, exactly as it ended, however
+// the board changed since; the close is exact under writes and once across closers; days past
+// history_days go; no 304 survives a close.
+import t, { type Test } from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { FakeClock, fakeClockRedis } from './helpers/fake-clock.js'
+import { createRedis, type RedisClient } from '../src/redis/client.js'
+import { boardMember, KeyBuilder } from '../src/redis/keys.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
+import { RedisClock } from '../src/redis/clock.js'
+import { DayCloser } from '../src/history/day-close.js'
+import { buildTestApp, type TestApp } from './helpers/app.js'
+import { Random } from '../src/random.js'
+
+const GUILD = '1300000000000000001'
+const ZONE = 'America/Los_Angeles'
+/** 00:00 of a November 2026 day in Los Angeles (UTC-8), plus `ms`. */
+const la = (day: number, ms = 0): number => Date.UTC(2026, 10, day, 8) + ms
+
+interface Fixture {
+  clock: FakeClock
+  url: string
+  keys: KeyBuilder
+  raw: RedisClient
+  writer: LeaderboardWriter
+  reader: LeaderboardReader
+}
+
+async function fixture (t: Test, start: number, settings = {}): Promise<Fixture> {
+  const clock = FakeClock.create(t)
+  clock.set(start)
+  const server = await fakeClockRedis(t, clock)
+  const keys = new KeyBuilder('h')
+  const raw = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+  t.teardown(() => { raw.disconnect() })
+  const writer = new LeaderboardWriter(raw, keys, { clock: new RedisClock() })
+  await writer.configureGuild(GUILD, { season: { every: 'none', timezone: ZONE }, ...settings })
+  return { clock, url: server.url, keys, raw, writer, reader: new LeaderboardReader(raw, keys) }
+}
+
+/** An app on the fixture's Redis whose calendar ticker looks every 50 ms, and a key of the server. */
+async function instance (t: Test, f: Fixture): Promise<TestApp & { get: (path: string, headers?: Record<string, string>) => Promise<{ status: number, body: any, etag: string }> }> {
+  const ctx = await buildTestApp(t, f.url, { redisPrefix: 'h', calendarTickMs: 50 })
+  const { key } = await ctx.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const res = await ctx.app.inject({ url: `/api/v1/servers/${GUILD}${path}`, headers: { 'x-api-key': key, ...headers } })
+    return { status: res.statusCode, body: res.body === '' ? null : res.json(), etag: String(res.headers.etag) }
+  }
+  return { ...ctx, get }
+}
+
+async function closedThrough (f: Fixture): Promise<string | null> {
+  return await f.raw.hget(f.keys.guild(GUILD).hist, 'closed_through')
+}
+
+/** Waits until the server's days are closed through `day`. */
+async function closed (f: Fixture, day: string): Promise<void> {
+  for (let waited = 0; ((await closedThrough(f)) ?? '') < day; waited += 20) {
+    if (waited > 60_000) throw new Error(`${day} was not closed (closed through ${String(await closedThrough(f))})`)
+    await sleep(20)
+  }
+}
+
+const award = async (f: Fixture, userId: string, xp: number): Promise<unknown> => await f.writer.awardXp({ guildId: GUILD, userId, xp })
+const set = async (f: Fixture, userId: string, xp: number): Promise<unknown> => await f.writer.setXp({ guildId: GUILD, userId, xp })
+
+t.test('three closed days: each member\'s XP, gain and rank at each day\'s end, the server\'s stats, and rank_change against the last closed day', async (t) => {
+  const f = await fixture(t, la(20, 10 * 3_600_000))
+  const app = await instance(t, f)
+  // The 20th: history starts in its middle, so it is not closed (its first hours were not kept).
+  await award(f, '1', 10)
+  await award(f, '2', 20)
+  await award(f, '4', 40)
+  f.clock.set(la(21, 1000))
+  await sleep(200)
+  t.equal(await closedThrough(f), null, 'the 20th, history\'s first day, began before it: not closed')
+  t.same((await app.get('/leaderboard')).body.data.map((e: { rank_change: unknown }) => e.rank_change), [null, null, null], 'no closed day: no rank_change')
+  await award(f, '1', 100) // 110
+  await set(f, '2', 500)
+  await award(f, '3', 30)
+  f.clock.set(la(22, 1000))
+  await closed(f, '2026-11-21')
+  await award(f, '4', 1000) // 1040
+  f.clock.set(la(23, 1000))
+  await closed(f, '2026-11-22')
+  t.same((await app.get('/leaderboard')).body.data.map((e: { user_id: string, rank_change: unknown }) => [e.user_id, e.rank_change]),
+    [['4', 0], ['2', 0], ['1', 0], ['3', 0]], 'nothing moved since the 22nd ended')
+  await award(f, '3', 2000) // 2030
+  await set(f, '2', 0)
+  f.clock.set(la(24, 1000))
+  await closed(f, '2026-11-23')
+  await set(f, '2', 5000)
+  await award(f, '5', 1)
+
+  const board = (await app.get('/leaderboard')).body.data
+  t.same(board.map((e: { user_id: string, rank: number, rank_change: unknown }) => [e.user_id, e.rank, e.rank_change]),
+    [['2', 1, 3], ['3', 2, -1], ['4', 3, -1], ['1', 4, -1], ['5', 5, null]], 'rank at the 23rd\'s end minus rank now; null for a member new since')
+  t.match((await app.get('/members/2')).body, { rank: 1, rank_change: 3 }, 'the member record')
+  t.same((await app.get('/members/3/around?radius=1')).body.data.map((e: { user_id: string, rank_change: unknown }) => [e.user_id, e.rank_change]),
+    [['2', 3], ['3', -1], ['4', -1]], 'around entries')
+
+  const history = async (userId: string) => (await app.get(`/members/${userId}/history?days=7`)).body.data
+  t.same(await history('1'), [
+    { date: '2026-11-21', xp: 110, xp_gained: 100, rank: 2 },
+    { date: '2026-11-22', xp: 110, xp_gained: 0, rank: 3 },
+    { date: '2026-11-23', xp: 110, xp_gained: 0, rank: 3 }
+  ])
+  t.same(await history('3'), [
+    { date: '2026-11-21', xp: 30, xp_gained: 30, rank: 4 },
+    { date: '2026-11-22', xp: 30, xp_gained: 0, rank: 4 },
+    { date: '2026-11-23', xp: 2030, xp_gained: 2000, rank: 1 }
+  ])
+  t.same(await history('2'), [
+    { date: '2026-11-21', xp: 500, xp_gained: 0, rank: 1 },
+    { date: '2026-11-22', xp: 500, xp_gained: 0, rank: 2 },
+    { date: '2026-11-23', xp: 0, xp_gained: 0, rank: 4 }
+  ], 'set XP is no gain; the XP set since the 23rd ended is not the 23rd\'s')
+  t.same(await history('5'), [
+    { date: '2026-11-21', xp: 0, xp_gained: 0, rank: null },
+    { date: '2026-11-22', xp: 0, xp_gained: 0, rank: null },
+    { date: '2026-11-23', xp: 0, xp_gained: 0, rank: null }
+  ], 'a member new since: no rank on the days before it')
+  t.same((await app.get('/members/4/history?days=2')).body.data.map((d: { date: string }) => d.date), ['2026-11-22', '2026-11-23'], 'days=2: the last two')
+  t.equal((await app.get('/members/99/history')).status, 404)
+  t.same((await app.get('/stats/history')).body.data, [
+    { date: '2026-11-21', total_members: 4, total_xp: 680, active_members: 2, xp_gained: 130 },
+    { date: '2026-11-22', total_members: 4, total_xp: 1680, active_members: 1, xp_gained: 1000 },
+    { date: '2026-11-23', total_members: 3, total_xp: 3180, active_members: 1, xp_gained: 2000 }
+  ])
+})
+
+t.test('a day no instance ran at the end of closes when one starts, as it stood at its end, though members changed, left and joined since', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1) // history starts on the 20th: the 21st is its first whole day
+  f.clock.set(la(21, 3_600_000))
+  for (const [user, xp] of [['1', 100], ['2', 200], ['3', 300], ['4', 400]] as const) await award(f, user, xp)
+  // No instance anywhere: writers go on past midnight, and past the next.
+  f.clock.set(la(22, 5000))
+  await award(f, '1', 1000) // 1101: above everyone now, second to last at the 21st's end
+  await f.writer.removeMember({ guildId: GUILD, userId: '3' })
+  await award(f, '5', 5000) // joined after the 21st
+  await set(f, '4', 1)
+  f.clock.set(la(23, 5000))
+  await award(f, '2', 7) // 207, touched only on the 23rd
+  await award(f, '4', 2000) // 2001, touched on both
+  f.clock.set(la(24, 60_000))
+  await award(f, '2', 1)
+
+  const app = await instance(t, f)
+  await closed(f, '2026-11-23')
+  t.same((await app.get('/stats/history')).body.data, [
+    { date: '2026-11-21', total_members: 4, total_xp: 1001, active_members: 4, xp_gained: 1000 },
+    { date: '2026-11-22', total_members: 4, total_xp: 6302, active_members: 2, xp_gained: 6000 },
+    { date: '2026-11-23', total_members: 4, total_xp: 8309, active_members: 2, xp_gained: 2007 }
+  ], 'each day as it ended: on the 21st member 3 was there, member 5 was not')
+  const history = async (userId: string) => (await app.get(`/members/${userId}/history`)).body.data.map((d: { xp: number, rank: number | null }) => [d.xp, d.rank])
+  t.same(await history('1'), [[101, 4], [1101, 2], [1101, 3]])
+  t.same(await history('2'), [[200, 3], [200, 3], [207, 4]], 'touched only on the 23rd: its value at the 21st\'s end is in the 23rd\'s day-start')
+  t.same(await history('4'), [[400, 1], [1, 4], [2001, 2]])
+  t.same(await history('5'), [[0, null], [5000, 1], [5000, 1]])
+})
+
+t.test('the close is exact under writes: awards, sets, removals and new members while it runs, a few members a call', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 1000))
+  const random = new Random(28)
+  const members = new Map<string, number>()
+  for (let i = 1; i <= 300; i++) {
+    const userId = String(1000 + i)
+    const xp = random.int(0, 5000)
+    await set(f, userId, xp)
+    members.set(userId, xp)
+  }
+  const ends = new Map([...members, ['1', 1]])
+  f.clock.set(la(22, 1000))
+  const closer = new DayCloser(f.raw, f.keys, { chunk: 7 })
+  const writing = { on: true }
+  const removed = new Set<string>()
+  const writes = (async () => {
+    let n = 0
+    while (writing.on) {
+      const userId = String(1000 + random.int(1, 330))
+      const roll = random.next()
+      if (roll < 0.5) await award(f, userId, random.int(1, 3000))
+      else if (roll < 0.8) await set(f, userId, random.int(0, 9000))
+      else if (await f.writer.removeMember({ guildId: GUILD, userId })) removed.add(userId)
+      n++
+    }
+    return n
+  })()
+  const days = await closer.closeDue(GUILD)
+  writing.on = false
+  const n = await writes
+  t.same(days, ['2026-11-21'])
+  t.ok(n > 50, `${n} writes while it closed`)
+  // Ranks at the 21st's end, as the contract orders them: XP descending, then user id ascending.
+  const order = [...ends].sort(([a, x], [b, y]) => y - x || Number(a) - Number(b)).map(([id]) => id)
+  const wrong: string[] = []
+  t.ok(removed.size > 5, `${removed.size} members removed while it closed`)
+  for (const userId of order) {
+    // A member removed since lost its history with the rest of its data (back since, it starts again).
+    if (removed.has(userId)) continue
+    const [day] = (await f.reader.readMemberHistory(GUILD, userId, 1)).value?.data ?? []
+    const expected = { date: '2026-11-21', xp: ends.get(userId), rank: order.indexOf(userId) + 1 }
+    if (day?.xp !== expected.xp || day?.rank !== expected.rank) wrong.push(`${userId}: ${JSON.stringify(day)}, expected ${JSON.stringify(expected)}`)
+  }
+  t.same(wrong, [])
+  const stats = (await f.reader.readStatsHistory(GUILD, 1)).value.data[0]
+  t.same(stats, {
+    date: '2026-11-21',
+    total_members: [...ends.values()].filter((x) => x > 0).length,
+    total_xp: [...ends.values()].reduce((a, b) => a + b, 0),
+    active_members: 0,
+    xp_gained: 0
+  })
+  t.equal(await f.raw.exists(f.keys.guild(GUILD).histSnapshot, f.keys.guild(GUILD).histOrder, f.keys.dayStart(GUILD, '2026-11-21'), f.keys.day(GUILD, '2026-11-21')), 0,
+    'the keys the close read from are gone')
+})
+
+t.test('two closers at once: each day closes once, and as it ended', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 1000))
+  await award(f, '1', 10)
+  f.clock.set(la(22, 1000))
+  await award(f, '2', 20)
+  f.clock.set(la(23, 1000))
+  const [a, b] = await Promise.all([new DayCloser(f.raw, f.keys, { chunk: 1 }).closeDue(GUILD), new DayCloser(f.raw, f.keys, { chunk: 1 }).closeDue(GUILD)])
+  t.same([...a, ...b].sort(), ['2026-11-21', '2026-11-22'], 'each day once')
+  t.same((await f.reader.readStatsHistory(GUILD, 5)).value.data.map((d) => [d.date, d.total_xp, d.xp_gained]),
+    [['2026-11-21', 11, 10], ['2026-11-22', 31, 20]])
+  t.same(await new DayCloser(f.raw, f.keys).closeDue(GUILD), [], 'nothing left to close')
+})
+
+t.test('history_days: older closed days go, the newest are kept; days missed longer ago than that are not closed', async (t) => {
+  const f = await fixture(t, la(10, 20 * 3_600_000), { historyDays: 2 })
+  await award(f, '1', 1)
+  const closer = new DayCloser(f.raw, f.keys)
+  for (let day = 11; day <= 14; day++) {
+    f.clock.set(la(day, 1000))
+    await award(f, '1', day)
+    await closer.closeDue(GUILD)
+  }
+  t.same((await f.reader.readStatsHistory(GUILD, 30)).value.data.map((d) => d.date), ['2026-11-12', '2026-11-13'])
+  const keys = [f.keys.histRanks(GUILD, '2026-11-11'), f.keys.histChanges(GUILD, '2026-11-11')]
+  t.equal(await f.raw.exists(...keys), 0, 'the 11th\'s ranks and changes are gone')
+  t.same(Object.keys(await f.raw.hgetall(f.keys.guild(GUILD).histStats)).sort(), ['2026-11-12', '2026-11-13'])
+  // Ten days with no instance: only the last two are closed.
+  f.clock.set(la(24, 1000))
+  await award(f, '2', 1)
+  t.same(await closer.closeDue(GUILD), ['2026-11-22', '2026-11-23'])
+  t.same((await f.reader.readStatsHistory(GUILD, 30)).value.data.map((d) => d.date), ['2026-11-22', '2026-11-23'])
+  t.same((await f.reader.readMemberHistory(GUILD, '1', 30)).value?.data.map((d) => [d.date, d.xp]), [['2026-11-22', 51], ['2026-11-23', 51]])
+})
+
+t.test('no 304 survives a rollover: a day\'s close, and a season\'s end, change every ETag of the server', async (t) => {
+  // Sunday 22 November, 23:59:59 in Los Angeles: the day and the week end together.
+  const f = await fixture(t, la(22, 12 * 3_600_000), { season: { every: 'week', timezone: ZONE } })
+  await award(f, '1', 5)
+  f.clock.set(la(23, 60_000)) // Monday: the 22nd is not history's first whole day; the 23rd is
+  await award(f, '1', 10)
+  await award(f, '2', 20)
+  const app = await instance(t, f)
+  await sleep(300)
+  const paths = ['/leaderboard', '/leaderboard?season=current', '/members/1', '/members/1/history', '/stats/history', '/seasons']
+  const before = new Map<string, string>()
+  for (const path of paths) {
+    const res = await app.get(path)
+    t.equal(res.status, 200, path)
+    before.set(path, res.etag)
+    t.equal((await app.get(path, { 'if-none-match': res.etag })).status, 304, `${path}: 304 while nothing changes`)
+  }
+  t.equal(await f.raw.hget(f.keys.guild(GUILD).seasons, 'current'), '2', 'the award on Monday ended the first week')
+  f.clock.set(la(30, 1000)) // the next Monday: the week ended, and every day since the 23rd
+  await closed(f, '2026-11-29')
+  for (let waited = 0; Number(await f.raw.hget(f.keys.guild(GUILD).seasons, 'current') ?? 1) < 3; waited += 20) {
+    if (waited > 30_000) throw new Error('the season did not end')
+    await sleep(20)
+  }
+  for (const path of paths) {
+    const res = await app.get(path, { 'if-none-match': before.get(path) ?? '' })
+    t.equal(res.status, 200, `${path}: a new body and tag after the rollover`)
+    t.not(res.etag, before.get(path))
+  }
+  t.same((await app.get('/leaderboard?season=current')).body, { data: [], total: 0, page: 1 }, 'the new season has no XP yet')
+  t.equal((await app.get('/members/1/history')).body.data.length, 7)
+})
+
+t.test('members without a record (never named) get one to keep their history index; a removed member\'s index is not given again', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 1000))
+  await award(f, '2', 2)
+  f.clock.set(la(22, 1000))
+  await new DayCloser(f.raw, f.keys).closeDue(GUILD)
+  const k = f.keys.guild(GUILD)
+  const record = await f.raw.hget(k.members, boardMember('2'))
+  t.match(record?.split('\x1f'), ['::', /^\d+$/, '', ''], 'a record with only the index')
+  await f.writer.removeMember({ guildId: GUILD, userId: '1' })
+  await award(f, '1', 3)
+  f.clock.set(la(23, 1000))
+  await new DayCloser(f.raw, f.keys).closeDue(GUILD)
+  t.equal(await f.raw.hget(k.hist, 'next_index'), '3', 'member 1 came back with a new index')
+  t.same((await f.reader.readMemberHistory(GUILD, '1', 5)).value?.data.map((d) => d.rank), [null, 1], 'its history starts again')
+})
