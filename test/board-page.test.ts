@@ -65,13 +65,15 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 /** A page whose requests to https://cdn.example/ are answered with an image, and whose console errors are kept. */
 async function newPage (t: Test, browser: Browser, javaScript: boolean): Promise<{ page: Page, problems: string[] }> {
   const page = await browser.newPage()
+  const problems: string[] = []
   await page.setJavaScriptEnabled(javaScript)
   await page.setRequestInterception(true)
   page.on('request', (request) => {
-    if (request.url().startsWith('https://cdn.example/')) void request.respond({ status: 200, contentType: 'image/png', body: PNG })
-    else void request.continue()
+    const handled = request.url().startsWith('https://cdn.example/')
+      ? request.respond({ status: 200, contentType: 'image/png', body: PNG })
+      : request.continue()
+    handled.catch((err: unknown) => { problems.push(`request interception: ${String(err)}`) })
   })
-  const problems: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()) })
   page.on('pageerror', (error) => { problems.push(String(error)) })
   t.teardown(async () => { await page.close() })
@@ -186,4 +188,24 @@ t.test('a page of 100 rows stays under 30 KB compressed', async (t) => {
   t.equal((plain.body.match(/<tr data-user/g) ?? []).length, 100)
   t.ok(res.rawPayload.length < 30 * 1024, `${res.rawPayload.length} bytes compressed (${plain.rawPayload.length} plain)`)
   t.ok(gzipSync(plain.rawPayload).length < 30 * 1024)
+})
+
+t.test('the page shows the current season once seasons are on, and no hidden member', async (t) => {
+  const { app, writer, guildId, slug } = await fixture(t)
+  const page = async (): Promise<string> => (await app.inject({ url: `/p/${slug}` })).body
+  t.notMatch(await page(), /Season 1/, 'no season without seasons')
+  await writer.configureGuild(guildId, { season: { every: 'week', timezone: 'UTC' } })
+  await writer.awardXp({ guildId, userId: '3', xp: 10 })
+  t.match(await page(), /XP in all · Season 1<\/p>/, 'the current season, once a schedule runs')
+  await writer.endSeason(guildId, { name: 'Winter <cup>' })
+  t.match(await page(), /XP in all · Winter &#60;cup&#62;<\/p>/, 'a season ended: the new one, escaped')
+
+  const top = (body: string): string | undefined => /<tr data-user="(\d+)"/.exec(body)?.[1]
+  t.equal(top(await page()), '30')
+  await writer.setVisibility({ guildId, userId: '30', visible: false, reason: 'left' })
+  const hidden = await page()
+  t.equal(top(hidden), '29', 'a hidden member leaves the page')
+  t.notMatch(hidden, /data-user="30"/)
+  t.match(hidden, /of <span id="total">29<\/span>/)
+  t.equal((await app.inject({ url: `/public/v1/${slug}/members/30/card.svg` })).statusCode, 404, 'and has no card')
 })

@@ -12,6 +12,7 @@ import { renderRankCard } from '../../http/rank-card.js'
 import { PERIODS, type Period } from '../../periods/periods.js'
 import { LIMIT_MAX, PAGE_MAX } from '../../schemas/leaderboard.js'
 import { SETTINGS_LIMITS } from '../../settings/settings.js'
+import { SettingsStore } from '../../settings/settings-store.js'
 import { SNOWFLAKE_PATTERN } from '../../snowflake.js'
 import type { PublicAccess } from '../../pipeline/access.js'
 import { publicErrorResponses } from '../../schemas/responses.js'
@@ -49,6 +50,7 @@ function errorPage (reply: FastifyReply, payload: unknown): string {
 
 /** The page at /p/{slug}; registered beside the API's scopes (it needs the public admission and the reads). */
 export async function boardPageRoutes (fastify: FastifyInstance): Promise<void> {
+  const settingsStore = new SettingsStore(fastify.redisClient, fastify.keys)
   const access: PublicAccess = { kind: 'public', slug: (p: { slug: string }) => p.slug, perDay: (q: { period?: Period }) => q.period !== undefined && q.period !== 'all' }
   // Errors of this page (no board, the address's limit, Redis away) are pages too.
   fastify.addHook('onSend', async (_request, reply, payload) => reply.statusCode >= 400 ? errorPage(reply, payload) : payload)
@@ -70,12 +72,14 @@ export async function boardPageRoutes (fastify: FastifyInstance): Promise<void> 
     return await fastify.serveRendered(request, reply, HTML, async () => {
       const reader: LeaderboardReader = fastify.leaderboard
       const guildId = request.publicServer as string
-      const [{ version, nowMs, values: [stats, board] }, seasons] =
-        await Promise.all([together(reader.readStats(guildId), reader.readPage(guildId, query.page, query.limit, query.period)), reader.readSeasons(guildId, 1, 1)])
+      const [{ version, nowMs, values: [stats, board] }, seasons, settings] = await Promise.all([
+        together(reader.readStats(guildId), reader.readPage(guildId, query.page, query.limit, query.period)),
+        reader.readSeasons(guildId, 1, 1),
+        settingsStore.read(guildId)
+      ])
       const current = seasons.value.data[0]
-      // Seasons are on once one ended or a schedule started the first (a server without them has
-      // one season, never started).
-      const season = current !== undefined && (seasons.value.total > 1 || current.started_at !== null) ? current.name : null
+      // Seasons are on with a schedule, or once one was ended by hand.
+      const season = current !== undefined && (settings.season.every !== 'none' || seasons.value.total > 1) ? current.name : null
       return { version: lower(version, seasons.version), nowMs, value: renderBoardPage({ slug, stats, board, period: query.period, limit: query.limit, embed, season }) }
     })
   })
