@@ -165,8 +165,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     REDIS_URL: server.url,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
-    PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 })
+    PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 }),
+    // One address (autocannon's) makes every public request: its limit out of the way.
+    PUBLIC_LIMIT_PER_MINUTE: '1000000'
   }
+  // The server's public board, read with no key beside the keyed reads (the "public" rows).
+  await writer.configureGuild(GUILD, { name: 'Bench', public: { enabled: true, slug: 'bench' } })
   const servicePort = await freePort()
   const serviceBase = `http://127.0.0.1:${servicePort}`
   await startProcess(cleanups, ['dist/server.js'], { ...env, PORT: String(servicePort) }, `${serviceBase}/readyz`)
@@ -199,7 +203,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'around radius=50', path: `${api}/members/${member}/around?radius=50`, headers: auth },
     { label: 'members ids=100', path: `${api}/members?ids=${hundredIds}`, headers: auth },
     { label: 'leaderboard period=week limit=100', path: `${api}/leaderboard?period=week&limit=100`, headers: auth },
-    { label: 'stats', path: `${api}/stats`, headers: auth }
+    { label: 'stats', path: `${api}/stats`, headers: auth },
+    { label: 'public leaderboard limit=10', path: '/public/v1/bench/leaderboard?limit=10' },
+    { label: 'public leaderboard limit=100', path: '/public/v1/bench/leaderboard?limit=100' },
+    { label: 'public member', path: `/public/v1/bench/members/${member}` },
+    { label: 'public page limit=100 gzip', path: '/p/bench?limit=100', headers: { 'accept-encoding': 'gzip' } },
+    { label: 'public card.svg', path: `/public/v1/bench/members/${member}/card.svg` }
   ]
   const first = await fetch(serviceBase + (endpoints[0]?.path ?? ''), { headers: auth })
   const etag = first.headers.get('etag')
