@@ -241,3 +241,14 @@ t.test('the stats stream shows the totals without a hidden member, and with it a
   await writer.setVisibility({ guildId, userId: '30', visible: true })
   t.same(JSON.parse((await stream.event(2)).data), first)
 })
+
+t.test('a board whose members are all hidden lists none of them (a page past the shown members is empty, never the hidden ones)', async (t) => {
+  const { writer, guildId, get } = await fixture(t)
+  await writer.setVisibilityMany(guildId, Array.from({ length: MEMBERS }, (_, i) => ({ userId: String(i + 1), visible: false, reason: 'left' as const })))
+  for (const path of ['/leaderboard', '/leaderboard?period=week', '/leaderboard?season=current']) {
+    t.same((await get(path)).body, { data: [], total: 0, page: 1 }, path)
+  }
+  await writer.setVisibility({ guildId, userId: '7', visible: true })
+  t.same((await get('/leaderboard')).body.data.map((e: Entry) => [e.rank, e.user_id]), [[1, '7']], 'one shown: only it')
+  t.same((await get('/leaderboard?page=2&limit=1')).body.data, [], 'and the page after it is empty')
+})
