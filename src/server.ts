@@ -17,6 +17,7 @@ import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
 import { installIoredisGcFix } from './redis/ioredis-gc-fix.js'
+import { createRedis } from './redis/client.js'
 
 function fail (message: string): never {
   process.stderr.write(`error: ${message}\n`)
@@ -60,6 +61,9 @@ const admin = config.adminPort === undefined
   ? undefined
   : buildAdminApp(config, {}, config.metricsPort === undefined ? undefined : () => app.metricsRegistry)
 
+/** How long the demo's start waits for one answer of its local Redis. */
+const DEMO_START_COMMAND_TIMEOUT_MS = 120_000
+
 /** Plain text for the person at the demo's terminal (the JSON log lines are for machines). */
 function say (...lines: string[]): void {
   if (localRedis !== undefined) process.stdout.write(lines.map((line) => `${line}\n`).join(''))
@@ -101,7 +105,11 @@ try {
 }
 // The demo's data is seeded before the listener opens: it is the start's work, and an instance
 // that answers /readyz serves.
-const demoSeed = localRedis === undefined ? undefined : await seedDemo({ redis: app.redisClient, keys: app.keys })
+// The start's one-off work has a client of its own that waits for Redis: the local redis-server
+// of a busy laptop can take seconds to answer, and a request's short command timeout would end
+// the start with an uncaught error instead of a slower start.
+const demoStartRedis = localRedis === undefined ? undefined : createRedis({ url: localRedis.url, commandTimeoutMs: DEMO_START_COMMAND_TIMEOUT_MS, offlineQueue: true })
+const demoSeed = demoStartRedis === undefined ? undefined : await seedDemo({ redis: demoStartRedis, keys: app.keys })
 try {
   await app.listen({ port: config.port, host: config.host })
 } catch (err) {
@@ -133,7 +141,8 @@ function formatSeconds (ms: number): string {
 
 if (localRedis !== undefined) {
   const baseUrl = localUrl(app.server, config.host)
-  const demo = await prepareDemo({ redis: app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
+  const demo = await prepareDemo({ redis: demoStartRedis ?? app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
+  demoStartRedis?.disconnect()
   writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
   demoBot = startDemoBot({
     reader: app.leaderboard,

@@ -153,7 +153,7 @@ t.test('a query parameter a route does not take is 400 naming it, on both listen
     return { status: res.statusCode, body: res.json() }
   }
   t.match(await read(`/api/v1/servers/${G}/leaderboard?limt=50`),
-    { status: 400, body: { code: 'invalid_parameter', message: 'limt is not a parameter of this route (it takes period, limit, page)' } })
+    { status: 400, body: { code: 'invalid_parameter', message: 'limt is not a parameter of this route (it takes period, season, limit, page)' } })
   t.match(await read(`/api/v1/servers/${G}/stats?_=1732550000`), { status: 400, body: { message: '_ is not a parameter of this route (it takes none)' } })
   t.match(await read(`/api/v1/servers/${G}/members/1/around?radius=2&limit=3`), { status: 400, body: { message: /^limit is not a parameter/ } })
   // A stream: refused before it opens (a stream that opened would never end an inject).
