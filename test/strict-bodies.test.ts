@@ -127,7 +127,7 @@ t.test('a field a route does not know is 400 naming it, never dropped; a PATCH a
   const ctx = await buildTestAdmin(t, server.url)
   const token = await ctx.token()
   const item = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3 }, { user_id: '6', xp: 3, usr_name: 'Ada' }] })
-  t.match(item, { status: 400, body: { code: 'invalid_parameter', message: 'awards/1/usr_name is not a field this route knows (it takes user_id, xp, username, op_id)' } })
+  t.match(item, { status: 400, body: { code: 'invalid_parameter', message: 'awards/1/usr_name is not a field this route knows (it takes user_id, xp, username, display_name, avatar_url, op_id)' } })
   const top = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3 }], dry_run: true })
   t.match(top, { status: 400, body: { message: 'dry_run is not a field this route knows (it takes awards)' } })
   t.same(await board(ctx), [], 'nothing applied')
