@@ -119,7 +119,7 @@ export const AdminMemberRecord = named('AdminMemberRecord', Type.Object({
 
 const VisibilityChange = {
   visible: Type.Boolean({ description: 'false: hide the member for `reason`; true: show it again when `reason` (absent: any reason) no longer holds' }),
-  reason: Type.Optional(Type.Union([Reason], { description: 'Why: `left` the server, or `opted_out` of being shown. Needed to hide; a member is hidden while any reason holds' }))
+  reason: Type.Optional(Type.Enum([...HIDE_REASONS], { type: 'string', description: 'Why: `left` the server, or `opted_out` of being shown. Needed to hide; a member is hidden while any reason holds' }))
 }
 
 export const VisibilityBody = Type.Object(VisibilityChange, { additionalProperties: false })
