@@ -8,6 +8,7 @@ import type { KeyBuilder } from '../redis/keys.js'
 import { seedGuild } from '../seed/seed-guild.js'
 import { assertSnowflake } from '../validation.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { SlugTakenError } from '../errors.js'
 
 export const DEMO_GUILD_ID = '1100000000000000001'
 export const DEMO_MEMBERS = 500
@@ -76,7 +77,15 @@ async function publishDemo (opts: Pick<PrepareDemoOptions, 'redis' | 'keys'>, gu
   const writer = new LeaderboardWriter(opts.redis, opts.keys)
   const settings = await writer.settings.read(guildId)
   if (settings.public.slug === null) {
-    await writer.configureGuild(guildId, { ...(settings.name === null ? { name: DEMO_NAME } : {}), public: { enabled: true, slug: DEMO_SLUG } })
+    const publish = async (slug: string): Promise<unknown> =>
+      await writer.configureGuild(guildId, { ...(settings.name === null ? { name: DEMO_NAME } : {}), public: { enabled: true, slug } })
+    try {
+      await publish(DEMO_SLUG)
+    } catch (err) {
+      // Another demo server (`demo --guild`) holds /p/demo: this one gets a slug of its own.
+      if (!(err instanceof SlugTakenError)) throw err
+      await publish(`${DEMO_SLUG}-${guildId}`)
+    }
   }
   return `${apiBase.slice(0, -'/api/v1'.length)}/p/${(await writer.settings.read(guildId)).public.slug ?? DEMO_SLUG}`
 }
