@@ -11,19 +11,14 @@
 // - single awards at 1,000 requests a second (open loop: sent on schedule, whatever the answers)
 //   for S seconds: p50 / p99 / max latency.
 // Awards go to random members of a pool of 10,000 of one server, as in scripts/bench-writer.ts.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
-import { availableParallelism, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { Agent } from 'node:http'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startLocalRedis } from '../src/demo/local-redis.js'
 import { freePort } from '../src/redis/redis-server.js'
-import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { TokenStore } from '../src/tokens/token-store.js'
-import { type Cleanups, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
+import { benchRedis, type Cleanups, postJson, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '4' } } })
 const SECONDS = Number(args.seconds)
@@ -37,41 +32,14 @@ const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maxim
 const userIds = Array.from({ length: MEMBERS }, (_, i) => String(500_000_000_000_000_000n + BigInt(i) * 104_729n))
 const randomUser = (): string => userIds[Math.floor(Math.random() * MEMBERS)] ?? '1'
 
-/** One POST with a JSON body on `agent`: the status and the time it took, ms. */
-async function post (agent: Agent, port: number, path: string, token: string, body: string): Promise<{ status: number, ms: number }> {
-  const started = performance.now()
-  return await new Promise((resolve, reject) => {
-    const req = request({
-      agent,
-      host: '127.0.0.1',
-      port,
-      path,
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-    }, (res) => {
-      res.resume()
-      res.once('end', () => { resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }) })
-    })
-    req.once('error', reject)
-    req.end(body)
-  })
-}
-
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
 
 async function main (cleanups: Cleanups): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-write-'))
-  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
-  const server = await startLocalRedis({ dir })
-  cleanups.push(server.stop)
-  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
-  cleanups.push(async () => { redis.disconnect() })
-  const version = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? '?'
-  console.log(`write API: cores ${availableParallelism()}  node ${process.version}  redis ${version}  load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  const { url, redis } = await benchRedis(cleanups, 'write API')
 
   const keys = new KeyBuilder()
   const [port, adminPort] = [await freePort(), await freePort()]
-  await startProcess(cleanups, ['dist/server.js'], { REDIS_URL: server.url, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info' }, `http://127.0.0.1:${adminPort}/healthz`)
+  await startProcess(cleanups, ['dist/server.js'], { REDIS_URL: url, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info' }, `http://127.0.0.1:${adminPort}/healthz`)
   const { token } = await new TokenStore(redis, keys).create({ name: 'bench', servers: [GUILD], scopes: ['write'] })
 
   // The library, as a TypeScript bot uses it: 1,000 awardXp calls in flight on one connection.
@@ -106,7 +74,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     const end = performance.now() + ms
     await Promise.all(Array.from({ length: CONNECTIONS }, async (_, c) => {
       for (let i = c; performance.now() < end; i += CONNECTIONS) {
-        const { status } = await post(batchAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, bodies[i % bodies.length] ?? '')
+        const { status } = await postJson(batchAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, bodies[i % bodies.length] ?? '')
         if (status === 200) awards += BATCH
         else bad++
       }
@@ -134,7 +102,7 @@ async function main (cleanups: Cleanups): Promise<void> {
       const wait = start + i * 1000 / SINGLE_RATE - performance.now()
       if (wait > 1) await sleep(wait)
       const body = JSON.stringify({ awards: [{ user_id: randomUser(), xp: 20 }] })
-      inFlight.push(post(singleAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, body).then(({ status, ms }) => {
+      inFlight.push(postJson(singleAgent, adminPort, `/admin/v1/servers/${GUILD}/awards`, token, body).then(({ status, ms }) => {
         if (status === 200) latencies.push(ms)
         else bad++
       }))

@@ -36,6 +36,7 @@ import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { DEFAULT_OPERATION_WINDOW_MS } from '../src/writer/operations.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
+import { addDemoHistory } from '../src/demo/demo-history.js'
 import type { BareFixture } from './bench-bare-server.js'
 import { type Cleanups, runBenchmark, startProcess } from './run-benchmark.js'
 
@@ -159,6 +160,9 @@ async function main (cleanups: Cleanups): Promise<void> {
 
   const periodBytes = await awardEveryone(redis, writer, keys)
   console.log(`awarded every member once this week: the period boards take ${fmt(periodBytes)} bytes of Redis memory per member active in the period`)
+  // Days already closed, as the demo has them, so that history and rank_change have data to serve.
+  const closedDays = await addDemoHistory(redis, keys, GUILD, 'bench')
+  console.log(`${closedDays.length} days of history closed (${closedDays[0] ?? ''} to ${closedDays.at(-1) ?? ''})`)
 
   const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional', name: 'bench' })
   const env = {
@@ -203,6 +207,9 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'around radius=50', path: `${api}/members/${member}/around?radius=50`, headers: auth },
     { label: 'members ids=100', path: `${api}/members?ids=${hundredIds}`, headers: auth },
     { label: 'leaderboard period=week limit=100', path: `${api}/leaderboard?period=week&limit=100`, headers: auth },
+    { label: 'leaderboard season=current limit=100', path: `${api}/leaderboard?season=current&limit=100`, headers: auth },
+    { label: 'member history days=30', path: `${api}/members/${member}/history?days=30`, headers: auth },
+    { label: 'stats history days=30', path: `${api}/stats/history?days=30`, headers: auth },
     { label: 'stats', path: `${api}/stats`, headers: auth },
     { label: 'public leaderboard limit=10', path: '/public/v1/bench/leaderboard?limit=10' },
     { label: 'public leaderboard limit=100', path: '/public/v1/bench/leaderboard?limit=100' },
@@ -337,7 +344,8 @@ async function main (cleanups: Cleanups): Promise<void> {
       `${fmt(first10.uncached.ratio / one.uncached.ratio, 2)}x the time, ${fmt(one.uncached.redisUsPerRequest / first10.uncached.redisUsPerRequest, 2)}x the Redis CPU`)
   }
   // The budget of the extended reads: no dearer than a 100-entry page, in throughput and in Redis CPU.
-  for (const label of ['around radius=50', 'members ids=100', 'leaderboard period=week limit=100']) {
+  for (const label of ['around radius=50', 'members ids=100', 'leaderboard period=week limit=100', 'leaderboard season=current limit=100',
+    'member history days=30', 'stats history days=30']) {
     const row = byLabel(label)
     if (row === undefined || top === undefined) continue
     const uncached = row.uncached !== undefined && top.uncached !== undefined

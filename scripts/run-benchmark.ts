@@ -1,8 +1,13 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { type Agent, request } from 'node:http'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { RedisClient } from '../src/redis/client.js'
+import { startLocalRedis } from '../src/demo/local-redis.js'
+import { createRedis, type RedisClient } from '../src/redis/client.js'
 
 export type Cleanups = Array<() => Promise<void>>
 
@@ -48,4 +53,41 @@ export async function redisCpuUs (redis: RedisClient): Promise<number> {
   const info = await redis.info('cpu')
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
   return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+/** One POST of a JSON body with a bearer token on `agent`: the status, the body, and the time it took, ms. */
+export async function postJson (agent: Agent, port: number, path: string, token: string, body: string): Promise<{ status: number, ms: number, text: string }> {
+  const started = performance.now()
+  return await new Promise((resolve, reject) => {
+    const req = request({
+      agent,
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.once('end', () => { resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8') }) })
+    })
+    req.once('error', reject)
+    req.end(body)
+  })
+}
+
+/**
+ * A redis-server of the bench's own (AOF on, in a temporary directory) and a client of it, both
+ * cleaned up; prints the machine's line (cores, Node, Redis, load average) under `name`.
+ */
+export async function benchRedis (cleanups: Cleanups, name: string): Promise<{ url: string, redis: RedisClient }> {
+  const dir = mkdtempSync(join(tmpdir(), `bench-${name.replace(/\W+/g, '-')}-`))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  const server = await startLocalRedis({ dir })
+  cleanups.push(server.stop)
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+  cleanups.push(async () => { redis.disconnect() })
+  const version = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? '?'
+  console.log(`${name}: cores ${availableParallelism()}  node ${process.version}  redis ${version}  load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  return { url: server.url, redis }
 }

@@ -3,9 +3,13 @@
 export { createRedis, redisNow, type RedisClient, type RedisConnectionOptions } from './redis/client.js'
 export { KeyBuilder, boardMember, userIdFromBoardMember, type GuildKeys } from './redis/keys.js'
 export {
-  LeaderboardWriter, MAX_CLAIM_AHEAD_MS,
-  type AwardResult, type BulkMember, type DailyClaim, type GuildSettingsInput, type MemberRef
+  LeaderboardWriter, MAX_CLAIM_AHEAD_MS, MAX_AWARD_ROLES, MAX_BATCH_AWARDS,
+  type AwardReason, type AwardResult, type AwardRules, type AwardXp, type BatchAward, type BatchAwardResult, type BulkMember, type DailyClaim,
+  type GuildSettingsInput, type MemberRef, type SetXpResult
 } from './writer/leaderboard-writer.js'
+export type { RoleChanges } from './rules/role-rewards.js'
+export type { GuildSettings } from './settings/settings.js'
+export type { SettingsPreview } from './settings/settings-preview.js'
 export {
   LeaderboardReader, type Around, type GuildStats, type LeaderboardEntry, type LeaderboardPage, type MemberList, type MemberRecord
 } from './reader/leaderboard-reader.js'
@@ -13,7 +17,7 @@ export { RedisClock } from './redis/clock.js'
 export { PERIODS, isoWeek, utcMonth, type Period, type PeriodSpan } from './periods/periods.js'
 export { ApiKeyStore, API_KEY_PREFIX, hashApiKey, type ApiKeyInfo, type CreatedApiKey } from './api-keys/api-keys.js'
 export { PLANS, DEFAULT_PLAN_LIMITS, type Plan } from './plans.js'
-export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, levelProgress, xpForLevel, xpToNextLevel, type Curve } from './levels/curves.js'
+export { CURVES, DEFAULT_CURVE, MAX_XP, levelForXp, levelProgress, xpForLevel, xpToNextLevel, type Curve, type CustomCurve, type LevelCurve } from './levels/curves.js'
 export { MAX_AWARD } from './validation.js'
 export * from './errors.js'
 export {

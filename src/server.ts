@@ -12,7 +12,7 @@ import { CLOSE_GRACE_MS } from './pipeline/lifecycle.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
-import { DEMO_SLUG, prepareDemo, seedDemo } from './demo/prepare-demo.js'
+import { DEMO_SLUG, prepareDemo, seasonCurlLines, seedDemo } from './demo/prepare-demo.js'
 import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
@@ -142,6 +142,7 @@ function formatSeconds (ms: number): string {
 if (localRedis !== undefined) {
   const baseUrl = localUrl(app.server, config.host)
   const demo = await prepareDemo({ redis: demoStartRedis ?? app.redisClient, keys: app.keys, baseUrl, reuseKey: demoState?.apiKey })
+  const moreCurls = await seasonCurlLines(demoStartRedis ?? app.redisClient, app.keys, demo)
   demoStartRedis?.disconnect()
   writeDemoState(DEMO_DIR, { redisPort: localRedis.port, apiKey: demo.key })
   demoBot = startDemoBot({
@@ -164,6 +165,7 @@ if (localRedis !== undefined) {
     ...(demo.staleKey === undefined ? [] : [`  (the key kept from last time ${stale[demo.staleKey]}, so a new one was made)`]),
     '',
     `  ${demo.curl}`,
+    ...moreCurls.map((line) => `  ${line}`),
     '',
     `  Live leaderboard page (the demo server's public board; a simulated bot awards XP every second): ${demo.pageUrl}`,
     ...(admin === undefined

@@ -8,7 +8,7 @@ import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { InvalidParameterError } from '../src/errors.js'
-import { MAX_XP } from '../src/levels/curves.js'
+import { levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { boardOf, statsOf, storedStats } from './helpers/guild-state.js'
 
 const server = await RedisServer.start()
@@ -50,13 +50,13 @@ t.test('an award whose operation id was applied before answers its first result 
   await writer.setXp({ guildId: G, userId: '9', xp: MAX_XP - 5 })
   const first = await writer.awardMany(G, [{ userId: '1', xp: 150, opId: 'msg-10' }, { userId: '9', xp: 10, opId: 'msg-11' }])
   t.same(first, [
-    { userId: '1', xp: 150, gained: 150, level: 1, leveledUp: true },
-    { userId: '9', xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' }
+    { userId: '1', xp: 150, gained: 150, level: 1, leveledUp: true, applied: true },
+    { userId: '9', xp: MAX_XP - 5, gained: 0, level: levelForXp('mee6', MAX_XP - 5), leveledUp: false, applied: false, reason: 'xp_limit', refused: 'xp_limit' }
   ], 'a first result carries no mark')
   const again = await writer.awardMany(G, [{ userId: '1', xp: 150, opId: 'msg-10' }, { userId: '2', xp: 5, opId: 'msg-12' }, { userId: '9', xp: 10, opId: 'msg-11' }])
   t.same(again, [
     { ...first[0], replayed: true },
-    { userId: '2', xp: 5, gained: 5, level: 0, leveledUp: false },
+    { userId: '2', xp: 5, gained: 5, level: 0, leveledUp: false, applied: true },
     { ...first[1], replayed: true }
   ], 'the first results, marked; the new award unmarked')
   t.same(Object.fromEntries(await boardOf(redis, keys.guild(G))), { 1: 150, 2: 5, 9: MAX_XP - 5 }, 'applied once')

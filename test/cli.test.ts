@@ -43,7 +43,7 @@ async function guildState (guildId: string): Promise<Record<string, string | nul
 t.test('--help exits 0 on every command', async (t) => {
   const commands = [[], ['award'], ['daily'], ['guild', 'set'], ['guild', 'show'], ['member', 'show'], ['member', 'set-xp'], ['member', 'rename'],
     ['member', 'remove'], ['top'], ['keys', 'create'], ['keys', 'list'], ['keys', 'rotate'], ['keys', 'set-plan'], ['keys', 'set-servers'], ['keys', 'revoke'],
-    ['seed'], ['demo'], ['import'], ['export']]
+    ['seed'], ['demo'], ['import'], ['export'], ['season', 'end'], ['seasons', 'list']]
   const runs = await Promise.all(commands.map(async (command) => await cli([...command, '--help'])))
   runs.forEach((run, i) => {
     const name = ['leaderboard', ...(commands[i] ?? [])].join(' ')
@@ -60,6 +60,23 @@ t.test('award adds XP, records the username and says where the member stands', a
   t.same(await redis.hmget(keys.guild('1').stats, 'xp_total', 'members_with_xp'), ['150', '1'], 'the aggregates follow')
 })
 
+t.test('season end starts the next season (named as given), seasons list shows them newest first', async (t) => {
+  const writer = new LeaderboardWriter(redis, keys)
+  await writer.awardXp({ guildId: '71', userId: '1', xp: 10 })
+  const ended = await cli(['season', 'end', '--guild', '71', '--name', 'Winter cup'])
+  t.equal(ended.code, 0, ended.stderr)
+  t.match(ended.stdout, /^season 1 of 71 ended; season 2 \("Winter cup"\) began \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\n$/)
+  const listed = await cli(['seasons', 'list', '--guild', '71', '--json'])
+  t.equal(listed.code, 0, listed.stderr)
+  t.match(JSON.parse(listed.stdout), [{ id: 2, name: 'Winter cup', ended_at: null }, { id: 1, name: 'Season 1', ended_at: String }])
+  const table = await cli(['seasons', 'list', '--guild', '71'])
+  t.match(table.stdout, /^id +started +ended +name\n2 +\S+ \S+ +current +Winter cup\n1 +/)
+  const bad = await cli(['season', 'end', '--guild', '71', '--name', ''])
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /^error: name must be 1 to 100 characters/)
+  t.same(JSON.parse((await cli(['seasons', 'list', '--guild', '71', '--json'])).stdout).map((s: { id: number }) => s.id), [2, 1], 'nothing ended')
+})
+
 t.test('guild set writes the curve and the multiplier exactly as typed; the next award is multiplied', async (t) => {
   const set = await cli(['guild', 'set', '--guild', '2', '--curve', 'linear', '--multiplier', '0.29'])
   t.equal(set.code, 0)
@@ -70,7 +87,26 @@ t.test('guild set writes the curve and the multiplier exactly as typed; the next
   t.match(award.stdout, /^awarded 29 XP to 7 in 2 .*now 29 XP \(level 0\)\n$/, '100 at 0.29 is 29, not 28')
   t.equal(await xpOf('2', '7'), '29')
   const json = await cli(['award', '--guild', '2', '--user', '7', '--xp', '1000', '--json'])
-  t.same(JSON.parse(json.stdout), { guild_id: '2', user_id: '7', awarded: 1000, gained: 290, xp: 319, level: 2 }, '--json')
+  t.same(JSON.parse(json.stdout), { guild_id: '2', user_id: '7', awarded: 1000, gained: 290, xp: 319, level: 2, leveled_up: true, applied: true }, '--json')
+})
+
+t.test('award with the server\'s rules: a range, roles and a channel; a refusal says why; role rewards are printed', async (t) => {
+  const writer = new LeaderboardWriter(redis, keys)
+  await writer.configureGuild('90', {
+    cooldownSeconds: 3600,
+    multipliers: { roles: { 71: 2 }, channels: { 81: 1.5 } },
+    roleRewards: [{ level: 1, roleId: '501' }, { level: 2, roleId: '502' }]
+  })
+  const first = await cli(['award', '--guild', '90', '--user', '7', '--xp', '50-50', '--roles', '71,72', '--channel', '81', '--json'])
+  t.same(JSON.parse(first.stdout), { guild_id: '90', user_id: '7', awarded: { min: 50, max: 50 }, gained: 100, xp: 100, level: 1, leveled_up: true, applied: true, roles: { add: ['501'], remove: [] } },
+    '50 × 2 (the highest of role 71 and channel 81)')
+  const refused = await cli(['award', '--guild', '90', '--user', '7', '--xp', '15-25'])
+  t.same(refused, { code: 0, stdout: 'not applied (within the cooldown of its last award): 7 in 90 has 100 XP (level 1)\n', stderr: '' })
+  const drawn = await cli(['award', '--guild', '90', '--user', '8', '--xp', '300-300'])
+  t.equal(drawn.stdout, 'awarded 300 XP to 8 in 90 (300-300 with the server\'s rules): now 300 XP (level 2)\nrole rewards: add 501, 502; remove none\n')
+  const set = await cli(['member', 'set-xp', '--guild', '90', '--user', '8', '--xp', '0'])
+  t.equal(set.stdout, 'set 8 in 90 to 0 XP (level 0); it had 300 XP\nrole rewards: add none; remove 501, 502\n')
+  t.match(await cli(['award', '--guild', '90', '--user', '9', '--xp', '9-3']), { code: 1, stderr: /xp \(the range's high end\) must be an integer from 9/ })
 })
 
 t.test('daily records a claim; a second one the same UTC day is refused: exit 1, one line, nothing changed', async (t) => {
@@ -197,9 +233,12 @@ t.test('demo seeds the demo server once and prints a key and a curl line that wo
   const first = await cli(['demo', '--guild', '9', '--base-url', 'http://api.test:8080'])
   t.equal(first.code, 0)
   t.match(first.stdout, /^demo server 9: seeded 500 members\n/)
-  const curl = lines(first.stdout).at(-1) ?? ''
+  const curls = lines(first.stdout).filter((line) => line.startsWith('curl '))
+  const curl = curls[0] ?? ''
   const key = /x-api-key: (lbk_\S+)'/.exec(curl)?.[1] ?? ''
   t.equal(curl, `curl -H 'x-api-key: ${key}' http://api.test:8080/api/v1/servers/9/leaderboard`)
+  t.match(curls.slice(1), [/\/servers\/9\/leaderboard\?season=current$/, /\/servers\/9\/members\/\d+\/history\?days=7$/, /\/servers\/9\/stats\/history\?days=7$/],
+    'then the season\'s and the history\'s')
   t.match(await store.check(key), { status: 'ok', guildId: '9', plan: 'professional' })
   const [again, json] = await Promise.all([cli(['demo', '--guild', '9']), cli(['demo', '--guild', '9', '--json'])])
   t.equal(again.code, 0)

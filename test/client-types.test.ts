@@ -19,13 +19,14 @@ const same: Record<string, true> = {
   MemberRecord: true satisfies Same<Client.MemberRecord, Reader.MemberRecord>,
   MemberList: true satisfies Same<Client.MemberList, Reader.MemberList>,
   GuildStats: true satisfies Same<Client.GuildStats, Reader.GuildStats>,
+  RoleRewards: true satisfies Same<Client.RoleRewards, Reader.RoleRewards>,
   ErrorCode: true satisfies Same<Client.ErrorCode, ErrorCode>,
   Period: true satisfies Same<Client.Period, Period>
 }
 
 t.test('src/client/types.ts is what npm run client-types makes from the schemas', async (t) => {
   t.equal(readFileSync(CLIENT_TYPES_PATH, 'utf8'), await clientTypes(), 'run `npm run client-types` after changing a schema')
-  t.equal(Object.keys(same).length, 8, 'the body types, the error codes and the periods are the reader\'s own (checked by tsc)')
+  t.equal(Object.keys(same).length, 9, 'the body types, the error codes and the periods are the reader\'s own (checked by tsc)')
 })
 
 t.test('src/client/endpoints.ts is what npm run client-types makes from the read declarations: a method per endpoint and stream', async (t) => {

@@ -52,6 +52,27 @@ t.test('member.leveled_up: from an award, a batch (a jump of several levels), a 
   t.ok(got.every((e) => /^evt_\d+_\d+_\d+$/.test(e.id) && !Number.isNaN(Date.parse(e.created_at))))
 })
 
+t.test('member.leveled_up carries the role rewards the move crossed, and the level under a custom curve; an award the rules refuse emits nothing', async (t) => {
+  const g = newGuild()
+  const [R1, R3] = ['1300000000000000001', '1300000000000000003']
+  await writer.configureGuild(g, {
+    curve: 'custom',
+    customCurve: [100, 200, 300, 400],
+    roleRewards: [{ level: 1, roleId: R1 }, { level: 3, roleId: R3 }],
+    roleRewardsMode: 'replace',
+    cooldownSeconds: 3600
+  })
+  await store.create(g, { url: URL, events: ['member.leveled_up'] })
+  await writer.awardMany(g, [{ userId: '1', xp: 150 }, { userId: '2', xp: 350 }])
+  t.match(await writer.awardXp({ guildId: g, userId: '1', xp: 500 }), { applied: false, reason: 'cooldown' })
+  await writer.setXp({ guildId: g, userId: '1', xp: 400 })
+  t.same((await events(g)).map((e) => e.data), [
+    { user_id: '1', username: null, old_level: 0, new_level: 1, xp: 150, roles: { add: [R1], remove: [] } },
+    { user_id: '2', username: null, old_level: 0, new_level: 3, xp: 350, roles: { add: [R3], remove: [] } },
+    { user_id: '1', username: null, old_level: 1, new_level: 4, xp: 400, roles: { add: [R3], remove: [R1] } }
+  ], 'two awards of a batch, then a set: the cooldown\'s refusal in between emitted nothing')
+})
+
 t.test('a refused award emits nothing; an award sent again with its operation id emits once', async (t) => {
   const g = newGuild()
   await store.create(g, { url: URL, events: ['member.leveled_up', 'member.rank_entered_top'] })

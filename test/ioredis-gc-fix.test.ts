@@ -45,7 +45,7 @@ t.test('commands, pipelines, transactions and scripts answer as before', async (
   t.same(results?.map(([err, value]) => err === null ? value : (err as Error).name), ['1', 'ReplyError', 3], 'exec answers each command, errors in place')
   t.same(await redis.multi().incr('n').get('a').exec(), [[null, 4], [null, '1']], 'a transaction')
 
-  const stats = async (): Promise<unknown[]> => await redis.guildStats('{g}:stats', '{g}:settings', '{g}:version', 'mee6')
+  const stats = async (): Promise<unknown[]> => await redis.guildStats('{g}:stats', '{g}:settings', '{g}:version', '{g}:board', 'mee6')
   const [first] = await Promise.all([stats(), stats()])
   t.same(await stats(), first, 'a script answers')
   t.equal(await commandCalls(redis as never, 'eval'), 1, 'sent as EVAL the first time on the connection')

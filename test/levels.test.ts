@@ -1,5 +1,6 @@
-// The three XP curves of CONTRACT.md, pinned twice: src/levels/curves.ts against thresholds the
-// test sums itself from the contract's per-level formula, and the Lua twin
+// The three XP curves of CONTRACT.md and a server's custom curve, pinned twice:
+// src/levels/curves.ts against thresholds the test sums itself from the contract's per-level
+// formula (a custom curve: against a count of its thresholds), and the Lua twin
 // (src/redis/commands/includes/levels.lua) against curves.ts, inside a real redis-server.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
@@ -9,7 +10,7 @@ import { Random } from '../src/random.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
-import { type Curve, CURVES, levelForXp, levelProgress, MAX_XP, xpForLevel, xpToNextLevel } from '../src/levels/curves.js'
+import { type Curve, CURVES, type CustomCurve, levelForXp, levelProgress, MAX_XP, xpForLevel, xpToNextLevel } from '../src/levels/curves.js'
 import { buildTestApp } from './helpers/app.js'
 
 /** XP from level l to l + 1, exactly as the table in CONTRACT.md writes it. */
@@ -209,6 +210,57 @@ t.test('the member record carries level_progress under the server\'s current cur
   t.match(await read('3'), { level: 0, level_progress: { xp: 255, required: 1000 } })
 })
 
+/** A custom curve of `levels` levels with steps of 1 to `maxStep` XP (the first from 1), strictly increasing. */
+function customCurve (levels: number, maxStep: number): CustomCurve {
+  const thresholds: number[] = []
+  let xp = 0
+  for (let l = 0; l < levels; l++) {
+    xp += random.int(1, maxStep)
+    thresholds.push(xp)
+  }
+  return { thresholds }
+}
+
+/** The contract's level under a custom curve, by walking the list: how many thresholds are at most xp. */
+const countedLevel = (curve: CustomCurve, xp: number): number => curve.thresholds.filter((x) => x <= xp).length
+
+/** Each threshold of a custom curve with one XP below and above it, 0, and random XP past the last. */
+function customPoints (curve: CustomCurve): number[] {
+  const last = curve.thresholds.at(-1) as number
+  return [0, ...curve.thresholds.flatMap((x) => [x - 1, x, x + 1]), ...Array.from({ length: 200 }, () => randomXp(Math.min(MAX_XP, 2 * last)))]
+}
+
+const CUSTOM_CURVES: CustomCurve[] = [
+  { thresholds: [1] },
+  { thresholds: [100, 101, 5000] },
+  customCurve(1000, 3),
+  customCurve(1000, 1_000_000_000),
+  { thresholds: [...customCurve(999, 1000).thresholds, MAX_XP] }
+]
+
+t.test('a custom curve: the level is how many of its thresholds the XP reaches, up to its last level', async (t) => {
+  for (const curve of CUSTOM_CURVES) {
+    const n = curve.thresholds.length
+    const points = customPoints(curve)
+    t.same(points.filter((xp) => levelForXp(curve, xp) !== countedLevel(curve, xp)).slice(0, 10), [], `${n} levels: every threshold ±1 and ${points.length} points`)
+    t.equal(xpForLevel(curve, 0), 0, 'level 0 needs 0 XP')
+    t.same(curve.thresholds.map((_, i) => xpForLevel(curve, i + 1)), curve.thresholds, 'level l needs the l-th XP of the list')
+    t.throws(() => xpForLevel(curve, n + 1), RangeError, 'no level past the last')
+    t.equal(levelForXp(curve, MAX_XP), n, 'MAX_XP is the last level')
+  }
+  const curve: CustomCurve = { thresholds: [100, 250, 1000] }
+  t.same([0, 99, 100, 249, 250, 999, 1000, 5000].map((xp) => levelProgress(curve, xp)), [
+    { level: 0, xp: 0, required: 100 },
+    { level: 0, xp: 99, required: 100 },
+    { level: 1, xp: 0, required: 150 },
+    { level: 1, xp: 149, required: 150 },
+    { level: 2, xp: 0, required: 750 },
+    { level: 2, xp: 749, required: 750 },
+    { level: 3, xp: 0, required: 0 },
+    { level: 3, xp: 4000, required: 0 }
+  ], 'progress within each level; the last has none to complete (required 0)')
+})
+
 t.test('levelForXp refuses XP that is not a non-negative safe integer', async (t) => {
   for (const bad of [-1, 1.5, NaN, Infinity, Number.MAX_SAFE_INTEGER + 1]) {
     t.throws(() => levelForXp('mee6', bad), RangeError, `${bad}`)
@@ -259,6 +311,23 @@ return out`
         .filter(({ lua, ts }) => lua !== ts)
       t.ok(points.length > 5000, `${curve}: ${points.length} points`)
       t.same(wrong.slice(0, 10), [], `${curve}: Lua and TypeScript agree at every point`)
+    }
+  })
+
+  t.test('includes/levels.lua under a custom curve (use_custom_curve) agrees with levelForXp at every threshold ±1 and at random XP', async (t) => {
+    const script = `${include('numbers')}\n${include('levels')}\n
+use_custom_curve(cjson.decode(ARGV[1]))
+local out = {}
+for i = 2, #ARGV do out[#out + 1] = level_for_xp('custom', tonumber(ARGV[i])) end
+local thresholds = {}
+for l = 0, #cjson.decode(ARGV[1]) do thresholds[#thresholds + 1] = int(xp_for_level('custom', l)) end
+return { out, thresholds }`
+    for (const curve of CUSTOM_CURVES) {
+      const points = customPoints(curve)
+      const [levels, thresholds] = await raw.eval(script, 0, JSON.stringify(curve.thresholds), ...points) as [number[], string[]]
+      const wrong = points.map((xp, i) => ({ xp, lua: levels[i], ts: levelForXp(curve, xp) })).filter(({ lua, ts }) => lua !== ts)
+      t.same(wrong.slice(0, 10), [], `${curve.thresholds.length} levels: ${points.length} points`)
+      t.same(thresholds, ['0', ...curve.thresholds.map(String)], 'xp_for_level gives the list')
     }
   })
 

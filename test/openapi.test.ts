@@ -70,7 +70,7 @@ t.test("Redocly's recommended rules find nothing to report", async (t) => {
 t.test('every operation has an id, servers are set, and only the service endpoints and public boards need no key', async (t) => {
   const byId = operations(document)
   t.same([...byId.keys()].sort(), ['getHealth', 'getLeaderboard', 'getLeaderboardAroundMember', 'getMe', 'getMember', 'getMemberHistory', 'getMembers',
-    'getPublicLeaderboard', 'getPublicMember', 'getPublicRankCard', 'getPublicStats', 'getReadiness', 'getSeasons', 'getStats', 'getStatsHistory',
+    'getPublicLeaderboard', 'getPublicMember', 'getPublicRankCard', 'getPublicStats', 'getReadiness', 'getRoleRewards', 'getSeasons', 'getStats', 'getStatsHistory',
     'streamLeaderboard', 'streamMember', 'streamPublicLeaderboard', 'streamPublicMember', 'streamPublicStats', 'streamStats'])
   t.same(document.servers, [{ url: '/', description: 'This instance' }])
   t.same(document.security, [{ apiKey: [] }], 'a key by default')

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { RedisServer } from './helpers/redis-server.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
-import { prepareDemo } from '../src/demo/prepare-demo.js'
+import { prepareDemo, seasonCurlLines } from '../src/demo/prepare-demo.js'
 import { InvalidParameterError } from '../src/errors.js'
 import { CURVES, levelForXp } from '../src/levels/curves.js'
 import { createRedis, redisNow } from '../src/redis/client.js'
@@ -201,4 +201,28 @@ t.test('prepareDemo defaults to server 1100000000000000001 with 500 members', as
   const demo = await prepareDemo({ redis, keys, baseUrl: 'http://localhost:3000' })
   t.match(demo, { guildId: '1100000000000000001', seeded: true, members: 500 })
   t.ok((await reader.page(demo.guildId, 1, 10, 'week')).total > 100, 'its ?period=week board has members')
+})
+
+t.test('prepareDemo gives the demo server a weekly season and five closed days of history, and curl lines that read them', async (t) => {
+  const demo = await prepareDemo({ redis, keys, guildId: '952', members: 60, baseUrl: 'http://localhost:3000' })
+  t.match(await writer.settings.read('952'), { season: { every: 'week', timezone: 'UTC' } })
+  t.ok((await reader.page('952', 1, 100, 'all', 'current')).total > 0, 'the current season has XP gained in it')
+  const now = await redisNow(redis)
+  const days = Array.from({ length: 5 }, (_, i) => new Date(now - (5 - i) * DAY_MS).toISOString().slice(0, 10))
+  const stats = (await reader.readStatsHistory('952', 30)).value.data
+  t.same(stats.map((d) => d.date), days, 'the five days before today, closed, oldest first')
+  const top = await board('952')
+  const withXp = top.filter((m) => m.xp > 0).length
+  t.ok(stats.every((d, i) => d.total_members === withXp && d.active_members > 0 && d.xp_gained > 0 && (i === 0 || d.total_xp > (stats[i - 1]?.total_xp ?? 0))),
+    'every member with XP on the board each day, some active, the XP growing', { stats, withXp })
+  const last = stats.at(-1)
+  t.equal(last?.total_xp, top.reduce((sum, m) => sum + m.xp, 0), 'the last day ends where the seeded board stands')
+  const history = (await reader.readMemberHistory('952', top[0]?.userId ?? '', 30)).value
+  t.same(history?.data.map((d) => d.date), days)
+  t.equal(history?.data.at(-1)?.xp, top[0]?.xp)
+  t.ok((await reader.page('952', 1, 60)).data.every((e) => e.rank_change === 0), 'nothing moved since the last close')
+  const [season, member, server] = await seasonCurlLines(redis, keys, demo)
+  t.equal(season, `curl -H 'x-api-key: ${demo.key}' http://localhost:3000/api/v1/servers/952/leaderboard?season=current`)
+  t.equal(member, `curl -H 'x-api-key: ${demo.key}' http://localhost:3000/api/v1/servers/952/members/${top[0]?.userId ?? ''}/history?days=7`)
+  t.equal(server, `curl -H 'x-api-key: ${demo.key}' http://localhost:3000/api/v1/servers/952/stats/history?days=7`)
 })

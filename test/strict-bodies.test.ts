@@ -109,7 +109,7 @@ t.test('bodies are not coerced: a string, boolean or fraction where an integer g
   for (const [xp, got] of [[true, 'a boolean'], ['1e3', 'a string'], ['10', 'a string'], [1.5, 'a number with a fraction'], [null, 'null']] as const) {
     const res = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp }] })
     t.equal(res.status, 400, JSON.stringify(xp))
-    t.equal(res.body.message, `awards/0/xp must be an integer from 1 to 1000000 (got ${got})`)
+    t.equal(res.body.message, `awards/0/xp must be an integer from 1 to 1000000 or an object {min, max} (got ${got})`)
   }
   t.equal((await call(ctx, 'PUT', `/servers/${G}/members/5`, token, { xp: '10' })).status, 400, 'PUT member, xp as a string')
   t.equal((await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3, username: 42 }] })).status, 400, 'a name as a number')
@@ -127,7 +127,7 @@ t.test('a field a route does not know is 400 naming it, never dropped; a PATCH a
   const ctx = await buildTestAdmin(t, server.url)
   const token = await ctx.token()
   const item = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3 }, { user_id: '6', xp: 3, usr_name: 'Ada' }] })
-  t.match(item, { status: 400, body: { code: 'invalid_parameter', message: 'awards/1/usr_name is not a field this route knows (it takes user_id, xp, username, display_name, avatar_url, op_id)' } })
+  t.match(item, { status: 400, body: { code: 'invalid_parameter', message: 'awards/1/usr_name is not a field this route knows (it takes user_id, xp, username, display_name, avatar_url, op_id, role_ids, channel_id)' } })
   const top = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3 }], dry_run: true })
   t.match(top, { status: 400, body: { message: 'dry_run is not a field this route knows (it takes awards)' } })
   t.same(await board(ctx), [], 'nothing applied')

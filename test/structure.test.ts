@@ -77,7 +77,7 @@ t.test('the key builder imports nothing above it (no validation, no writer)', as
  * results are typed by the API's schemas). The client stands alone: it loads nothing outside it.
  */
 const LAYERS: ReadonlyArray<[string, readonly string[]]> = [
-  ['foundation', ['snowflake.ts', 'errors.ts', 'validation.ts', 'levels/', 'periods/', 'calendar/', 'settings/settings.ts', 'plans.ts', 'client-address.ts', 'random.ts', 'package-info.ts', 'redis-settings.ts', 'config.ts']],
+  ['foundation', ['snowflake.ts', 'errors.ts', 'validation.ts', 'levels/', 'periods/', 'calendar/', 'settings/settings.ts', 'rules/', 'plans.ts', 'client-address.ts', 'random.ts', 'package-info.ts', 'redis-settings.ts', 'config.ts']],
   ['redis', ['redis/']],
   ['stores', ['settings/', 'seasons/', 'history/', 'calendar-ticker/', 'reader/', 'writer/', 'api-keys/', 'tokens/', 'transfer/', 'rate-limit/', 'seed/', 'webhooks/']],
   ['http', ['http/', 'schemas/', 'live/', 'logger.ts']],

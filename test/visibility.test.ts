@@ -9,6 +9,8 @@ import { buildTestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import { boardMember } from '../src/redis/keys.js'
 import { levelForXp } from '../src/levels/curves.js'
+import { redisNow } from '../src/redis/client.js'
+import { zonedDay } from '../src/calendar/zoned.js'
 
 t.jobs = 4
 
@@ -82,7 +84,8 @@ t.test('awards to a hidden member are kept and stay hidden; shown, it is back wi
   const stats = (await get('/stats')).body
   await writer.setVisibility({ guildId, userId: '5', visible: false, reason: 'opted_out' })
   const hiddenStats = (await get('/stats')).body
-  t.same(await writer.awardXp({ guildId, userId: '5', xp: 4000, displayName: 'Five' }), { gained: 4000, xp: 4500 }, 'the award answers its XP')
+  t.same(await writer.awardXp({ guildId, userId: '5', xp: 4000, displayName: 'Five' }), { gained: 4000, xp: 4500, level: 9, leveledUp: true, applied: true },
+    'the award answers its XP and level')
   await writer.awardMany(guildId, [{ userId: '5', xp: 100 }, { userId: '6', xp: 1 }])
   t.equal((await get('/members/5')).status, 404, 'still hidden')
   const board = (await get('/leaderboard?limit=100')).body
@@ -251,4 +254,40 @@ t.test('a board whose members are all hidden lists none of them (a page past the
   await writer.setVisibility({ guildId, userId: '7', visible: true })
   t.same((await get('/leaderboard')).body.data.map((e: Entry) => [e.rank, e.user_id]), [[1, '7']], 'one shown: only it')
   t.same((await get('/leaderboard?page=2&limit=1')).body.data, [], 'and the page after it is empty')
+})
+
+t.test("the server's rules judge a hidden member as any other: its cooldown and its day's count are plain values, its reply carries its roles, and it stays hidden", async (t) => {
+  const { writer, guildId, get, redis, keys } = await fixture(t)
+  const ROLE = '7300000000000000001'
+  await writer.setVisibilityMany(guildId, [{ userId: '40', visible: false, reason: 'opted_out' }, { userId: '41', visible: false, reason: 'left' }])
+  await writer.configureGuild(guildId, { dailyXpCap: 150, roleRewards: [{ level: 1, roleId: ROLE }], roleRewardsMode: 'stack' })
+  const stats = (await get('/stats')).body
+  // mee6: level 1 at 100 XP.
+  t.same(await writer.awardXp({ guildId, userId: '40', xp: 120 }),
+    { gained: 120, xp: 120, level: 1, leveledUp: true, applied: true, roles: { add: [ROLE], remove: [] } }, 'applied, with the role the level reached')
+  const day = keys.day(guildId, zonedDay(await redisNow(redis), 'UTC').label)
+  t.equal(await redis.zscore(day, boardMember('40')), '120', "the day's count is the plain gain")
+  t.equal(await redis.zscore(keys.guild(guildId).board, boardMember('40')), '-121', 'the board keeps it hidden')
+  t.match((await writer.awardMany(guildId, [{ userId: '40', xp: 100 }]))[0], { applied: true, reason: 'daily_cap', gained: 30, xp: 150 }, 'the part under the cap')
+  t.match((await writer.awardMany(guildId, [{ userId: '40', xp: 10 }]))[0], { applied: false, reason: 'daily_cap', gained: 0, xp: 150 }, 'then nothing')
+  t.equal(await redis.zscore(keys.guild(guildId).board, boardMember('40')), '-151')
+
+  await writer.configureGuild(guildId, { cooldownSeconds: 60 })
+  t.match(await writer.awardXp({ guildId, userId: '41', xp: 10 }), { applied: true, gained: 10 })
+  t.ok(Number(await redis.zscore(keys.guild(guildId).cooldowns, boardMember('41'))) > 0, 'its cooldown is a plain time')
+  t.match(await writer.awardXp({ guildId, userId: '41', xp: 10 }), { applied: false, reason: 'cooldown', xp: 10 }, 'and holds')
+
+  t.equal((await get('/members/40')).status, 404, 'still hidden')
+  t.same((await get('/stats')).body, stats, 'the stats count none of it')
+})
+
+t.test("under a custom curve, the stats' average level counts shown members only", async (t) => {
+  const { writer, guildId, get } = await fixture(t)
+  // Users 1..15 (100 to 1,500 XP) are at level 1; users 20..30 would be at level 2.
+  await writer.configureGuild(guildId, { curve: 'custom', customCurve: [100, 2000] })
+  await writer.setVisibilityMany(guildId, Array.from({ length: 15 }, (_, i) => ({ userId: String(16 + i), visible: false, reason: 'left' as const })))
+  t.match((await get('/stats')).body, { xp_curve: 'custom', total_members: 15, total_xp: 100 * 15 * 16 / 2, average_level: 1 })
+  await writer.setVisibilityMany(guildId, Array.from({ length: 15 }, (_, i) => ({ userId: String(16 + i), visible: true })))
+  // 30 members: 19 at level 1, 11 at level 2 (2,000 XP and more).
+  t.match((await get('/stats')).body, { total_members: 30, average_level: 1 })
 })

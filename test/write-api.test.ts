@@ -88,9 +88,9 @@ t.test('POST awards: multiplied awards with each member\'s xp, gain, level and l
   })
   t.equal(res.status, 200)
   t.same(res.body.results, [
-    { user_id: '1', xp: 15, gained: 15, level: 0, leveled_up: false },
-    { user_id: '2', xp: 105, gained: 15, level: 1, leveled_up: true },
-    { user_id: '1', xp: 165, gained: 150, level: 1, leveled_up: true }
+    { user_id: '1', xp: 15, gained: 15, level: 0, leveled_up: false, applied: true },
+    { user_id: '2', xp: 105, gained: 15, level: 1, leveled_up: true, applied: true },
+    { user_id: '1', xp: 165, gained: 150, level: 1, leveled_up: true, applied: true }
   ])
   const member = await ctx.app.inject({ url: `/api/v1/servers/${A}/members/1`, headers: { 'x-api-key': (await ctx.apiKeys.create({ guildId: A, plan: 'free' })).key } })
   t.match(member.json(), { username: 'ann', xp: 165 })
@@ -101,12 +101,12 @@ t.test('POST awards: an award whose op_id was applied by an earlier request answ
   const token = await ctx.token()
   const award = { user_id: '1', xp: 150, op_id: '1310000000000000001' }
   const first = await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [award] })
-  t.same(first.body.results, [{ user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true }])
+  t.same(first.body.results, [{ user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, applied: true }])
   const again = await call(ctx, 'POST', `/servers/${A}/awards`, token, { awards: [award, { user_id: '2', xp: 5 }] })
   t.equal(again.headers['idempotent-replayed'], undefined, 'another request, not an Idempotency-Key replay')
   t.same(again.body.results, [
-    { user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, replayed: true },
-    { user_id: '2', xp: 5, gained: 5, level: 0, leveled_up: false }
+    { user_id: '1', xp: 150, gained: 150, level: 1, leveled_up: true, applied: true, replayed: true },
+    { user_id: '2', xp: 5, gained: 5, level: 0, leveled_up: false, applied: true }
   ])
   t.equal(Number(await ctx.redis.zscore(ctx.keys.guild(A).board, boardMember('1'))), 150, 'applied once')
 })
@@ -277,7 +277,7 @@ t.test('Idempotency-Key: a first request cut off after its body was sent is appl
   })
   t.equal(retry.status, 200)
   t.equal(retry.headers.get('idempotent-replayed'), 'true')
-  t.same(((await retry.json()) as { results: unknown }).results, [{ user_id: '11', xp: 70, gained: 70, level: 0, leveled_up: false }])
+  t.same(((await retry.json()) as { results: unknown }).results, [{ user_id: '11', xp: 70, gained: 70, level: 0, leveled_up: false, applied: true }])
   t.equal(Number(await ctx.redis.zscore(ctx.keys.guild(A).board, '99999999999999999988')), 70, 'applied once')
 })
 

@@ -66,9 +66,9 @@ t.test('awardXp adds floor(award × multiplier) computed exactly in hundredths: 
   await writer.configureGuild(g, { multiplier: 0.29 })
   // In floating point 100 * 0.29 is 28.999999999999996, so a float floor would give 28.
   t.equal(Math.floor(100 * 0.29), 28, 'the floating-point trap this test is about')
-  t.same(await writer.awardXp({ guildId: g, userId: '1', xp: 100 }), { gained: 29, xp: 29 })
+  t.match(await writer.awardXp({ guildId: g, userId: '1', xp: 100 }), { gained: 29, xp: 29 })
   t.equal(await xpOf(g, '1'), '29')
-  t.same(await writer.awardXp({ guildId: g, userId: '1', xp: 100 }), { gained: 29, xp: 58 }, 'adds to the XP held')
+  t.match(await writer.awardXp({ guildId: g, userId: '1', xp: 100 }), { gained: 29, xp: 58 }, 'adds to the XP held')
   t.equal(await xpOf(g, '1'), '58')
 })
 
@@ -83,7 +83,7 @@ t.test('awardXp multiplies exactly for a table of multipliers and awards (floor 
     const [whole = '0', frac = ''] = multiplier.split('.')
     const hundredths = BigInt(whole) * 100n + BigInt(frac.padEnd(2, '0'))
     const expected = Number(BigInt(award) * hundredths / 100n)
-    t.same(await writer.awardXp({ guildId: g, userId: '5', xp: award }), { gained: expected, xp: expected }, `${award} at ${multiplier} adds ${expected}`)
+    t.match(await writer.awardXp({ guildId: g, userId: '5', xp: award }), { gained: expected, xp: expected }, `${award} at ${multiplier} adds ${expected}`)
     t.equal(await xpOf(g, '5'), String(expected))
   }
 })
@@ -91,7 +91,7 @@ t.test('awardXp multiplies exactly for a table of multipliers and awards (floor 
 t.test('awardXp of 1 at multiplier 0.5 adds 0 but records the member, with 0 XP, on the board', async (t) => {
   const g = newGuild()
   await writer.configureGuild(g, { multiplier: 0.5 })
-  t.same(await writer.awardXp({ guildId: g, userId: '42', xp: 1, username: 'half' }), { gained: 0, xp: 0 })
+  t.match(await writer.awardXp({ guildId: g, userId: '42', xp: 1, username: 'half' }), { gained: 0, xp: 0 })
   t.equal(await xpOf(g, '42'), '0', 'the member is on the board with 0 XP')
   t.equal(await raw.zcard(keys.guild(g).board), 1)
   t.equal(await nameOf(g, '42'), 'half')
@@ -102,21 +102,21 @@ t.test('awardXp of 1 at multiplier 0.5 adds 0 but records the member, with 0 XP,
 t.test('awardXp at the extreme multipliers: 0.01 and 100', async (t) => {
   const low = newGuild()
   await writer.configureGuild(low, { multiplier: 0.01 })
-  t.same(await writer.awardXp({ guildId: low, userId: '1', xp: 99 }), { gained: 0, xp: 0 }, '99 at 0.01 adds 0')
-  t.same(await writer.awardXp({ guildId: low, userId: '1', xp: 100 }), { gained: 1, xp: 1 }, '100 at 0.01 adds 1')
-  t.same(await writer.awardXp({ guildId: low, userId: '1', xp: MAX_AWARD }), { gained: MAX_AWARD / 100, xp: MAX_AWARD / 100 + 1 })
+  t.match(await writer.awardXp({ guildId: low, userId: '1', xp: 99 }), { gained: 0, xp: 0 }, '99 at 0.01 adds 0')
+  t.match(await writer.awardXp({ guildId: low, userId: '1', xp: 100 }), { gained: 1, xp: 1 }, '100 at 0.01 adds 1')
+  t.match(await writer.awardXp({ guildId: low, userId: '1', xp: MAX_AWARD }), { gained: MAX_AWARD / 100, xp: MAX_AWARD / 100 + 1 })
   const high = newGuild()
   await writer.configureGuild(high, { multiplier: 100 })
-  t.same(await writer.awardXp({ guildId: high, userId: '1', xp: 1 }), { gained: 100, xp: 100 }, '1 at 100 adds 100')
-  t.same(await writer.awardXp({ guildId: high, userId: '1', xp: MAX_AWARD }), { gained: MAX_AWARD * 100, xp: MAX_AWARD * 100 + 100 })
+  t.match(await writer.awardXp({ guildId: high, userId: '1', xp: 1 }), { gained: 100, xp: 100 }, '1 at 100 adds 100')
+  t.match(await writer.awardXp({ guildId: high, userId: '1', xp: MAX_AWARD }), { gained: MAX_AWARD * 100, xp: MAX_AWARD * 100 + 100 })
   t.equal(await xpOf(high, '1'), String(MAX_AWARD * 100 + 100))
   t.same(await stats(high), await recomputed(high))
 })
 
 t.test('awardXp without a configured multiplier adds the award as is and keeps the aggregates exact', async (t) => {
   const g = newGuild()
-  t.same(await writer.awardXp({ guildId: g, userId: '3', xp: 150 }), { gained: 150, xp: 150 })
-  t.same(await writer.awardXp({ guildId: g, userId: '4', xp: 99 }), { gained: 99, xp: 99 })
+  t.match(await writer.awardXp({ guildId: g, userId: '3', xp: 150 }), { gained: 150, xp: 150 })
+  t.match(await writer.awardXp({ guildId: g, userId: '4', xp: 99 }), { gained: 99, xp: 99 })
   const s = await stats(g)
   t.same(s, await recomputed(g))
   t.same(s, { xp_total: 249, members_with_xp: 2, 'level_sum:mee6': 1, 'level_sum:linear': 2, 'level_sum:flat': 0 })
@@ -141,7 +141,7 @@ t.test('awardXp refuses an award of 0, negative, non-integer, not a number or ab
     await refusedUnchanged(t, async () => await writer.awardXp({ guildId: g, userId: '1', xp }), InvalidParameterError, `award ${String(xp)}`)
     await refusedUnchanged(t, async () => await writer.awardXp({ guildId: g, userId: '2', xp }), InvalidParameterError, `award ${String(xp)} to a new user`)
   }
-  t.same(await writer.awardXp({ guildId: g, userId: '1', xp: MAX_AWARD }), { gained: MAX_AWARD, xp: MAX_AWARD + 10 }, 'MAX_AWARD itself is accepted')
+  t.match(await writer.awardXp({ guildId: g, userId: '1', xp: MAX_AWARD }), { gained: MAX_AWARD, xp: MAX_AWARD + 10 }, 'MAX_AWARD itself is accepted')
 })
 
 t.test('awardXp and setXp refuse a bad username, writing nothing', async (t) => {
@@ -161,7 +161,7 @@ t.test('awardXp past MAX_XP is refused with XpLimitError and changes nothing; re
   t.equal(await nameOf(g, '1'), null, 'the refused award did not store its username')
   await writer.configureGuild(g, { multiplier: 2 })
   await refusedUnchanged(t, async () => await writer.awardXp({ guildId: g, userId: '1', xp: 6 }), XpLimitError, 'award 6 at multiplier 2 (12 XP) at MAX_XP - 10')
-  t.same(await writer.awardXp({ guildId: g, userId: '1', xp: 5 }), { gained: 10, xp: MAX_XP }, 'exactly MAX_XP')
+  t.match(await writer.awardXp({ guildId: g, userId: '1', xp: 5 }), { gained: 10, xp: MAX_XP }, 'exactly MAX_XP')
   t.equal(await xpOf(g, '1'), String(MAX_XP))
   await refusedUnchanged(t, async () => await writer.awardXp({ guildId: g, userId: '1', xp: 1 }), XpLimitError, 'award 1 at MAX_XP')
   t.same(await stats(g), await recomputed(g))
@@ -325,8 +325,8 @@ t.test('ids: guild_id and user_id must be 1-20 digits without a leading zero; ev
     await refusedUnchanged(t, async () => await writer.configureGuild(id, { curve: 'flat' }), InvalidParameterError, `configureGuild with guild_id ${JSON.stringify(id)}`)
   }
   const twenty = '12345678901234567890'
-  t.same(await writer.awardXp({ guildId: twenty, userId: twenty, xp: 1 }), { gained: 1, xp: 1 }, '20 digits are accepted')
-  t.same(await writer.awardXp({ guildId: '9', userId: '1', xp: 1 }), { gained: 1, xp: 1 }, 'one digit is accepted')
+  t.match(await writer.awardXp({ guildId: twenty, userId: twenty, xp: 1 }), { gained: 1, xp: 1 }, '20 digits are accepted')
+  t.match(await writer.awardXp({ guildId: '9', userId: '1', xp: 1 }), { gained: 1, xp: 1 }, 'one digit is accepted')
 })
 
 t.test('board order: XP descending, ties by user_id ascending as numbers ("99" before "100"), read with ZREVRANGE', async (t) => {

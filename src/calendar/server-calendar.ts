@@ -17,6 +17,17 @@ export interface ServerCalendar extends PeriodWindow {
   boosts: Boost[]
 }
 
+/**
+ * How long a day's board (the awards' gains of one of the server's days) is kept past the day's
+ * end: while the day's history is closed from it (issue 28), late by a week at most.
+ */
+export const DAY_BOARD_KEEP_MS = 8 * 86_400_000
+
+/** When the board of `day` may go (PEXPIREAT). */
+export function dayBoardKeepUntil (day: ZonedSpan): number {
+  return day.end + DAY_BOARD_KEEP_MS
+}
+
 /** The season schedule's span holding `ms` in `timeZone`, or null for `none`. */
 export function seasonSpan (every: SeasonSchedule, ms: number, timeZone: string): ZonedSpan | null {
   switch (every) {

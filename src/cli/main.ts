@@ -11,6 +11,7 @@ import { addMemberCommands } from './member-commands.js'
 import { addMigrateCommand } from './migrate-command.js'
 import { printError } from './output.js'
 import { addSeedCommands } from './seed-commands.js'
+import { addSeasonCommands } from './season-commands.js'
 import { addTopCommand } from './top-command.js'
 import { addTokenCommands } from './token-commands.js'
 import { addTransferCommands } from './transfer-commands.js'
@@ -27,6 +28,7 @@ Environment:
     .showSuggestionAfterError()
   addMemberCommands(program)
   addTopCommand(program)
+  addSeasonCommands(program)
   addKeyCommands(program)
   addTokenCommands(program)
   addSeedCommands(program)

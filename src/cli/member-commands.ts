@@ -2,9 +2,10 @@
 // (and hide, unhide, visibility: src/cli/visibility-commands.ts).
 import { type Command, Option } from 'commander'
 import { InvalidParameterError, MemberNotFoundError } from '../errors.js'
-import { CURVES, type Curve, levelForXp, MAX_XP } from '../levels/curves.js'
+import { CURVES, type Curve, MAX_XP } from '../levels/curves.js'
 import { LeaderboardReader } from '../reader/leaderboard-reader.js'
 import { MAX_AWARD } from '../validation.js'
+import type { RoleChanges } from '../rules/role-rewards.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
 import { addGuildShow } from './guild-show.js'
@@ -15,26 +16,49 @@ import * as parse from './parsers.js'
 const guildOption = (): Option => new Option('--guild <id>', 'server (guild) id').argParser(parse.guildId).makeOptionMandatory()
 const userOption = (): Option => new Option('--user <id>', 'member (user) id').argParser(parse.userId).makeOptionMandatory()
 
+/** The role rewards a change of level asks for, as one line. */
+function roleLine (roles: RoleChanges): string {
+  const list = (ids: string[]): string => ids.length === 0 ? 'none' : ids.join(', ')
+  return `role rewards: add ${list(roles.add)}; remove ${list(roles.remove)}`
+}
+
 export function addMemberCommands (program: Command): void {
   program.command('award')
-    .description("award XP to a member (multiplied by the server's multiplier), creating the member if needed")
+    .description("award XP to a member as the server's rules say (multipliers, boosts, cooldown, daily cap), creating the member if needed")
     .addOption(guildOption())
     .addOption(userOption())
-    .addOption(new Option('--xp <n>', `XP to award, 1 to ${MAX_AWARD}`).argParser(parse.integer('xp', 1, MAX_AWARD)).makeOptionMandatory())
+    .addOption(new Option('--xp <n>', `XP to award, 1 to ${MAX_AWARD}, or a range MIN-MAX to draw from`).argParser(parse.awardXp(MAX_AWARD)).makeOptionMandatory())
     .option('--username <name>', 'record this display name too')
+    .addOption(new Option('--roles <ids>', "the member's role ids, comma-separated (for their multipliers)").argParser(parse.roleIds))
+    .addOption(new Option('--channel <id>', 'the channel the XP was earned in (for its multiplier)').argParser(parse.channelId))
     .option('--json', 'print one line of JSON')
-    .action(async (opts: { guild: string, user: string, xp: number, username?: string, json?: boolean }) => {
+    .action(async (opts: { guild: string, user: string, xp: number | { min: number, max: number }, username?: string, roles?: string[], channel?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
         const writer = new LeaderboardWriter(redis, keys)
-        const { gained, xp } = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
-        const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
-        const level = levelForXp(curve, xp)
+        const result = await writer.awardXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username, roleIds: opts.roles, channelId: opts.channel })
+        const { gained, xp, level, applied, reason, roles } = result
         if (opts.json === true) {
-          printJson({ guild_id: opts.guild, user_id: opts.user, awarded: opts.xp, gained, xp, level })
+          printJson({
+            guild_id: opts.guild,
+            user_id: opts.user,
+            awarded: opts.xp,
+            gained,
+            xp,
+            level,
+            leveled_up: result.leveledUp,
+            applied,
+            ...(reason === undefined ? {} : { reason }),
+            ...(roles === undefined ? {} : { roles })
+          })
           return
         }
-        const asked = gained === opts.xp ? '' : ` (${opts.xp} at the server's multiplier)`
-        print(`awarded ${gained} XP to ${opts.user} in ${opts.guild}${asked}: now ${xp} XP (level ${level})`)
+        if (!applied) {
+          print(`not applied (${reason === 'cooldown' ? 'within the cooldown of its last award' : 'the daily cap is reached'}): ${opts.user} in ${opts.guild} has ${xp} XP (level ${level})`)
+        } else {
+          const asked = typeof opts.xp === 'number' && gained === opts.xp ? '' : ` (${typeof opts.xp === 'number' ? opts.xp : `${opts.xp.min}-${opts.xp.max}`} with the server's rules${reason === 'daily_cap' ? ', up to the daily cap' : ''})`
+          print(`awarded ${gained} XP to ${opts.user} in ${opts.guild}${asked}: now ${xp} XP (level ${level})`)
+        }
+        if (roles !== undefined) print(roleLine(roles))
       })
     })
 
@@ -100,14 +124,13 @@ export function addMemberCommands (program: Command): void {
     .option('--json', 'print one line of JSON')
     .action(async (opts: { guild: string, user: string, xp: number, username?: string, json?: boolean }) => {
       await withRedis(async ({ redis, keys }) => {
-        const previous = await new LeaderboardWriter(redis, keys).setXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
-        const { xp_curve: curve } = await new LeaderboardReader(redis, keys).stats(opts.guild)
-        const level = levelForXp(curve, opts.xp)
+        const { previousXp: previous, level, roles } = await new LeaderboardWriter(redis, keys).setMemberXp({ guildId: opts.guild, userId: opts.user, xp: opts.xp, username: opts.username })
         if (opts.json === true) {
-          printJson({ guild_id: opts.guild, user_id: opts.user, xp: opts.xp, previous_xp: previous, level })
+          printJson({ guild_id: opts.guild, user_id: opts.user, xp: opts.xp, previous_xp: previous, level, ...(roles === undefined ? {} : { roles }) })
           return
         }
         print(`set ${opts.user} in ${opts.guild} to ${opts.xp} XP (level ${level}); it had ${previous} XP`)
+        if (roles !== undefined) print(roleLine(roles))
       })
     })
 

@@ -20,6 +20,20 @@ export const guildIds = (value: string): string[] => asArgumentError(() =>
   assertServerScope(value.split(',').map((id) => id.trim())) as string[])
 export const userId = (value: string): string => asArgumentError(() => assertSnowflake('user_id', value))
 export const username = (value: string): string => asArgumentError(() => assertUsername(value))
+/** A comma-separated list of role ids. */
+export const roleIds = (value: string): string[] => asArgumentError(() => value.split(',').map((id, i) => assertSnowflake(`role id ${i + 1}`, id.trim())))
+export const channelId = (value: string): string => asArgumentError(() => assertSnowflake('channel_id', value))
+
+/** `N` or a range `MIN-MAX` for the writer to draw from, each from 1 to `max`. */
+export function awardXp (max: number): (value: string) => number | { min: number, max: number } {
+  const whole = integer('xp', 1, max)
+  return (value) => {
+    const range = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(value)
+    if (range === null) return whole(value)
+    const min = integer('xp (the range\'s low end)', 1, max)(range[1] ?? '')
+    return { min, max: integer('xp (the range\'s high end)', min, max)(range[2] ?? '') }
+  }
+}
 
 /** A parser for a whole number in [min, max], written in plain digits. */
 export function integer (name: string, min: number, max: number): (value: string) => number {

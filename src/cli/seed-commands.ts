@@ -1,6 +1,6 @@
 // Filling servers with realistic data: seed (any server) and demo (the one-shot demo setup).
 import { type Command, Option } from 'commander'
-import { activeDemoKey, DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo, seedDemo } from '../demo/prepare-demo.js'
+import { activeDemoKey, DEMO_GUILD_ID, DEMO_MEMBERS, prepareDemo, seasonCurlLines, seedDemo } from '../demo/prepare-demo.js'
 import { CURVES, type Curve } from '../levels/curves.js'
 import { MAX_SEED_MEMBERS, seedGuild } from '../seed/seed-guild.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
@@ -86,6 +86,7 @@ export function addSeedCommands (program: Command): void {
         print(seededLine(demo))
         print(`API key (plan professional, shown only this once): ${demo.key}`)
         print(demo.curl)
+        for (const line of await seasonCurlLines(redis, keys, demo)) print(line)
       })
     })
 }

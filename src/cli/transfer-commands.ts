@@ -127,7 +127,11 @@ function reportImport (s: ImportSummary, opts: ImportOpts, format: ImportFormat)
   }
   problemLines(s.problems, s.skipped, 'skipped')
   const skipped = s.skipped === 0 ? '' : `; skipped ${count(s.skipped, 'bad row')} (on stderr)`
-  const settings = s.settings === undefined ? '' : `; set curve ${s.settings.curve}, multiplier ${s.settings.multiplier}`
+  const settings = s.settings === undefined
+    ? ''
+    : s.settings.curve === null
+      ? `; set multiplier ${s.settings.multiplier} (the file's custom curve is not in it: the server's curve is kept)`
+      : `; set curve ${s.settings.curve}, multiplier ${s.settings.multiplier}`
   const from = opts.file === STDIN ? 'standard input' : opts.file
   print(`imported ${count(s.imported, 'member')} into ${s.guildId} from ${from} (${format}) ${timing(s.elapsedMs, s.imported + s.skipped, 'rows')}${settings}${skipped}`)
 }

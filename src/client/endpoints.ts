@@ -3,7 +3,7 @@
 // watch method per live-update stream; the client (leaderboard-client.ts) sends them.
 import { type ApiResult, type CallOptions, id, type Query } from './call.js'
 import type { LiveUpdate, WatchOptions } from './live-stream.js'
-import type { AroundPage, GuildStats, LeaderboardPage, MemberHistory, MemberList, MemberRecord, Period, SeasonList, StatsHistory } from './types.js'
+import type { AroundPage, GuildStats, LeaderboardPage, MemberHistory, MemberList, MemberRecord, Period, RoleRewards, SeasonList, StatsHistory } from './types.js'
 
 /** The read endpoints; a subclass sends the requests. */
 export abstract class ReadEndpoints {
@@ -51,6 +51,11 @@ export abstract class ReadEndpoints {
   /** The server's aggregates and settings as they change. */
   watchStats (guildId: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<GuildStats>, void, undefined> {
     return this.watch(`servers/${id(guildId)}/stats/stream`, {}, 'stats', options)
+  }
+
+  /** The roles the server gives at each level, and the XP each level takes. */
+  async roleRewards (guildId: string, options: CallOptions = {}): Promise<ApiResult<RoleRewards>> {
+    return await this.get(`servers/${id(guildId)}/role-rewards`, {}, options)
   }
 
   /** The server's seasons, newest first (the current one, then the ended ones it keeps). */

@@ -3,7 +3,7 @@
 export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions, type RetryInfo } from './leaderboard-client.js'
 export { LeaderboardApiError, type ApiErrorCode, type RateLimit } from './api-error.js'
 export type {
-  AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, KeyInfo, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period
+  AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, KeyInfo, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period, RoleRewards
 } from './types.js'
 export type { LiveUpdate, WatchOptions } from './live-stream.js'
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders } from './webhook-verifier.js'

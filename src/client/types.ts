@@ -39,7 +39,7 @@ export interface LeaderboardEntry {
      */
     xp: number
     /**
-     * XP the current level takes to complete (from level to level + 1)
+     * XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next
      */
     required: number
   }
@@ -137,7 +137,7 @@ export interface MemberRecord {
      */
     xp: number
     /**
-     * XP the current level takes to complete (from level to level + 1)
+     * XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next
      */
     required: number
   }
@@ -171,9 +171,9 @@ export interface GuildStats {
    */
   average_level: number
   /**
-   * How XP maps to levels (see docs/api.md, "Levels and curves")
+   * How XP maps to levels (see docs/api.md, "Levels and curves"): a built-in curve, or `custom`, the server's own
    */
-  xp_curve: 'mee6' | 'linear' | 'flat'
+  xp_curve: 'mee6' | 'linear' | 'flat' | 'custom'
   xp_multiplier: number
   /**
    * The server's display name (its settings' `name`); null when unset
@@ -183,6 +183,30 @@ export interface GuildStats {
    * The server's icon, an https URL (its settings' `icon_url`); null when unset
    */
   icon_url: string | null
+}
+
+/**
+ * The server's role rewards
+ */
+export interface RoleRewards {
+  /**
+   * `stack`: a member holds every reward of its level and below; `replace`: only those of the highest reward level it reached
+   */
+  mode: 'stack' | 'replace'
+  /**
+   * By level, then role id
+   */
+  data: {
+    level: number
+    /**
+     * The role (a Discord role id, as a string)
+     */
+    role_id: string
+    /**
+     * The XP that reaches the level under the server's curve; null for a level past a custom curve's last
+     */
+    xp: number | null
+  }[]
 }
 
 /**

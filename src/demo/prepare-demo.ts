@@ -4,8 +4,9 @@
 import { type ApiKeyInfo, ApiKeyStore } from '../api-keys/api-keys.js'
 import { InvalidParameterError } from '../errors.js'
 import { type RedisClient, redisNow } from '../redis/client.js'
-import type { KeyBuilder } from '../redis/keys.js'
+import { type KeyBuilder, userIdFromBoardMember } from '../redis/keys.js'
 import { seedGuild } from '../seed/seed-guild.js'
+import { addDemoHistory } from './demo-history.js'
 import { assertSnowflake } from '../validation.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { SlugTakenError } from '../errors.js'
@@ -98,7 +99,9 @@ export async function seedDemo (opts: Omit<PrepareDemoOptions, 'baseUrl' | 'reus
   const seeded = members === 0
   if (seeded) {
     const writer = new LeaderboardWriter(opts.redis, opts.keys)
+    await writer.configureGuild(guildId, { season: { every: 'week', timezone: 'UTC' } })
     await seedGuild(writer, { guildId, members: opts.members ?? DEMO_MEMBERS, seed: DEMO_SEED, onProgress: opts.onProgress })
+    await addDemoHistory(opts.redis, opts.keys, guildId, DEMO_SEED)
     members = await opts.redis.zcard(board)
   }
   return { guildId, seeded, members }
@@ -113,6 +116,20 @@ export async function activeDemoKey (redis: RedisClient, keys: KeyBuilder, guild
 
 function curlLine (apiBase: string, guildId: string, key: string): string {
   return `curl -H 'x-api-key: ${key}' ${apiBase}/servers/${guildId}/leaderboard`
+}
+
+/**
+ * The curl lines printed after the first: the current season's board, and the history of the
+ * server and of its top member (the days the demo's history holds).
+ */
+export async function seasonCurlLines (redis: RedisClient, keys: KeyBuilder, demo: Pick<DemoResult, 'guildId' | 'key' | 'curl'>): Promise<string[]> {
+  const [top] = await redis.zrevrange(keys.guild(demo.guildId).board, 0, 0)
+  const servers = demo.curl.slice(0, demo.curl.lastIndexOf('/leaderboard'))
+  return [
+    `${servers}/leaderboard?season=current`,
+    ...(top === undefined ? [] : [`${servers}/members/${userIdFromBoardMember(top)}/history?days=7`]),
+    `${servers}/stats/history?days=7`
+  ]
 }
 
 /** `<origin>/api/v1`, whether the caller gave the origin or the full API base. */

@@ -8,7 +8,11 @@
 // for the retry. A retry that finds the claim still pending waits for the answer (up to
 // IN_USE_WAIT_MS; then 409 idempotency_key_in_use). Member writes also name their operations
 // after the key (opIdFor), so even a retry past a lost claim is applied once by the writer.
-// A 5xx is not kept: the retry runs again, safely, by those operation ids.
+// A 5xx is not kept: the retry runs again, safely, by those operation ids. So that the retry
+// finds no claim in its way, a request that fails frees its own claim (the claim names its owner;
+// a compare-and-delete, release-claim-1.lua) in the background once Redis answers: also a claim
+// whose SET timed out against a stalled Redis and ran only when Redis resumed (the release goes
+// out after the SET on the same connection, and is tried again until Redis answers it).
 //
 // The hook serves the routes whose body is parsed before the handler (declared `idempotent`,
 // src/pipeline/access.ts, which attaches it). The
@@ -17,11 +21,12 @@
 // request.idempotency once it has read its body, for onSend to store its answer here.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createHash, type Hash } from 'node:crypto'
+import { createHash, type Hash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, InvalidParameterError } from '../errors.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../schemas/admin.js'
 import type { RedisClient } from '../redis/client.js'
+import { redisUnavailability } from '../redis/errors.js'
 
 /** How long a response is kept for a retry with the same key. */
 export const IDEMPOTENCY_WINDOW_MS = 10 * 60_000
@@ -29,12 +34,17 @@ export const IDEMPOTENCY_WINDOW_MS = 10 * 60_000
 const PENDING_MS = 60_000
 const IN_USE_WAIT_MS = 5000
 const POLL_MS = 25
+/** Pauses between tries of a release while Redis does not answer: doubling from the first to the last. */
+const RELEASE_FIRST_PAUSE_MS = 50
+const RELEASE_MAX_PAUSE_MS = 1000
 const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN)
 
 /** What a key holds: the first request's claim (no status yet), then its answer. */
 interface Stored {
   /** Absent from the claim of a request whose body is read only as it is handled. */
   fingerprint?: string
+  /** The claim's request (RequestKey.owner): only it frees the claim. */
+  owner?: string
   status?: number
   contentType?: string
   body?: string
@@ -48,6 +58,8 @@ export interface RequestKey {
   redisKey: string
   /** The base of the operation ids of this request's writes. */
   opBase: string
+  /** This request's own id, written into its claim so that it frees only its own. */
+  owner: string
 }
 
 interface Claim extends RequestKey {
@@ -89,7 +101,8 @@ export function requestKeyOf (request: FastifyRequest): RequestKey | undefined {
   }
   return {
     redisKey: request.server.keys.idempotency(request.token.id, header),
-    opBase: createHash('sha256').update(`${request.token.id}:${header}`).digest('base64url').slice(0, 24)
+    opBase: createHash('sha256').update(`${request.token.id}:${header}`).digest('base64url').slice(0, 24),
+    owner: randomBytes(12).toString('base64url')
   }
 }
 
@@ -122,12 +135,21 @@ export function canonicalJson (value: unknown): string {
  * answer of the first request that did. A claim still pending is waited for (IN_USE_WAIT_MS,
  * then 409 idempotency_key_in_use). `fingerprint` is compared at once, with a pending claim too
  * (another request: 422 idempotency_key_reused); a route that has not read its body yet passes
- * none, claims without one, and compares the answer's fingerprint itself once it has.
+ * none, claims without one, and compares the answer's fingerprint itself once it has. When the
+ * claim's SET fails (Redis stalled past the command timeout, say: it may still run once Redis
+ * resumes), the claim is freed in the background (releaseClaim) and the error thrown.
  */
 export async function claimOrFind (redis: RedisClient, key: RequestKey, fingerprint?: string): Promise<StoredAnswer | null> {
   const deadline = Date.now() + IN_USE_WAIT_MS
   for (;;) {
-    if (await redis.set(key.redisKey, JSON.stringify({ fingerprint }), 'PX', PENDING_MS, 'NX') === 'OK') return null
+    let claimed: string | null
+    try {
+      claimed = await redis.set(key.redisKey, JSON.stringify({ fingerprint, owner: key.owner }), 'PX', PENDING_MS, 'NX')
+    } catch (err) {
+      releaseClaim(redis, key)
+      throw err
+    }
+    if (claimed === 'OK') return null
     const raw = await redis.get(key.redisKey)
     if (raw === null) continue // expired in between: claim it
     const stored = JSON.parse(raw) as Stored
@@ -145,9 +167,26 @@ export async function replay (reply: FastifyReply, answer: StoredAnswer): Promis
   return await reply.send(answer.body)
 }
 
-/** Frees a claim that will get no answer: a retry runs as a first request. */
-export async function releaseClaim (redis: RedisClient, key: RequestKey): Promise<void> {
-  await redis.del(key.redisKey)
+/**
+ * Frees this request's claim, which will get no answer, so that a retry runs as a first request.
+ * In the background, never throwing: tried again while Redis does not answer (the claim's own
+ * SET may be waiting in the same connection's queue, or be resent after a reconnect: the release
+ * goes out after it), until it is answered or the claim has expired by itself (PENDING_MS).
+ */
+export function releaseClaim (redis: RedisClient, key: RequestKey): void {
+  const giveUpAt = Date.now() + PENDING_MS
+  const release = async (): Promise<void> => {
+    for (let pause = RELEASE_FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, RELEASE_MAX_PAUSE_MS)) {
+      try {
+        await redis.releaseClaim(key.redisKey, key.owner)
+        return
+      } catch (err) {
+        if (redisUnavailability(err, redis) === null || Date.now() + pause >= giveUpAt) return
+      }
+      await sleep(pause)
+    }
+  }
+  release().catch(() => {})
 }
 
 export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
@@ -176,7 +215,7 @@ export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
     if (claim === null) return payload
     request.idempotency = null // once
     if (reply.statusCode >= 500) {
-      await releaseClaim(redis, claim)
+      releaseClaim(redis, claim)
       return payload
     }
     const contentType = reply.getHeader('content-type')
@@ -186,7 +225,14 @@ export default fp(async function idempotencyPlugin (fastify: FastifyInstance) {
       contentType: typeof contentType === 'string' ? contentType : undefined,
       body: typeof payload === 'string' ? payload : undefined
     }
-    await redis.set(claim.redisKey, JSON.stringify(stored), 'PX', IDEMPOTENCY_WINDOW_MS)
+    try {
+      await redis.set(claim.redisKey, JSON.stringify(stored), 'PX', IDEMPOTENCY_WINDOW_MS)
+    } catch (err) {
+      // The write is done and its answer goes out; a retry that finds no answer runs again,
+      // applied once by the operation ids it names (opIdFor).
+      if (redisUnavailability(err, redis) === null) throw err
+      releaseClaim(redis, claim)
+    }
     return payload
   })
 }, { name: 'idempotency', dependencies: ['redis', 'token-auth'] })

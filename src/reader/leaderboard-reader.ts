@@ -10,7 +10,7 @@ import { RedisClock } from '../redis/clock.js'
 import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
-import { type Curve, DEFAULT_CURVE, isCurve, levelProgress } from '../levels/curves.js'
+import { type Curve, DEFAULT_CURVE, isCurve, type LevelCurve, levelProgress, xpForLevel } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError, SeasonNotFoundError } from '../errors.js'
@@ -20,6 +20,10 @@ import type { Static } from 'typebox'
 import type { AroundPage, LeaderboardEntry as LeaderboardEntrySchema, LeaderboardPage as LeaderboardPageSchema } from '../schemas/leaderboard.js'
 import type { MemberList as MemberListSchema, MemberRecord as MemberRecordSchema } from '../schemas/member.js'
 import type { GuildStats as GuildStatsSchema } from '../schemas/stats.js'
+import type { RoleRewards as RoleRewardsSchema } from '../schemas/role-rewards.js'
+import { parseSettings } from '../settings/settings.js'
+import { SettingsStore } from '../settings/settings-store.js'
+import { LevelCurves } from './level-curves.js'
 import { CalendarReads, type MemberHistory, type SeasonList, type StatsHistory } from './calendar-reads.js'
 import type { Versioned } from './versioned.js'
 
@@ -35,6 +39,7 @@ type RankedOrNot = Omit<MemberRecord, 'rank'> & { rank: number | null }
 export type MemberList = Static<typeof MemberListSchema>
 export type Around = Static<typeof AroundPage>
 export type GuildStats = Static<typeof GuildStatsSchema>
+export type RoleRewards = Static<typeof RoleRewardsSchema>
 
 export type { Versioned } from './versioned.js'
 
@@ -46,7 +51,7 @@ export function memberFound<R extends { value: unknown }> (read: R, guildId: str
   return read as R & { value: NonNullable<R['value']> }
 }
 
-/** The curve a settings reply names, or the default. */
+/** The built-in curve a settings reply names, or the default. */
 export function curveOf (value: Reply | undefined): Curve {
   return isCurve(value) ? value : DEFAULT_CURVE
 }
@@ -67,7 +72,7 @@ export function rankChange (previous: number | undefined, rank: number): number 
  * members, the XP that sets each level, records, the XP shown (a period's or a season's, or the
  * same) and the ranks at the end of the last closed day (none for a period's or a season's).
  */
-function toEntries (firstRank: number, curve: Curve, members: readonly Reply[], xps: readonly Reply[],
+function toEntries (firstRank: number, curve: LevelCurve, members: readonly Reply[], xps: readonly Reply[],
   records: ReadonlyArray<string | null | undefined>, shownXps: readonly Reply[] = xps, previousRanks: readonly number[] = []): LeaderboardEntry[] {
   const data: LeaderboardEntry[] = new Array(members.length)
   for (let i = 0; i < members.length; i++) {
@@ -105,6 +110,8 @@ export class LeaderboardReader {
    * failed GET fails only its own server's reads (on a cluster, servers live on other masters).
    */
   readonly #versions: DataLoader<string, string>
+  /** The curves the reads name, a server's custom one read once per settings epoch. */
+  readonly curves: LevelCurves
   /** Seasons and history. */
   readonly #calendar: CalendarReads
 
@@ -113,6 +120,7 @@ export class LeaderboardReader {
     this.redis = redis
     this.keys = keys
     this.clock = clock
+    this.curves = new LevelCurves(new SettingsStore(redis, keys))
     this.#calendar = new CalendarReads(redis, keys)
     this.#versions = perTurnLoader(async (guildIds) => await this.#readVersions(guildIds), commandTimeoutOf(redis))
   }
@@ -163,7 +171,7 @@ export class LeaderboardReader {
     version: string,
     season: number,
     total: number,
-    curve: Curve,
+    curve: LevelCurve,
     members: string[],
     shownXps: string[],
     xps: Array<string | null>,
@@ -172,9 +180,10 @@ export class LeaderboardReader {
   }> {
     const k = this.keys.guild(guildId)
     const s = this.seasonKeys(guildId, season)
-    const [version, id, total = 0, curve, members = [], shownXps = [], xps = [], records = [], previousRanks = []] =
-      await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, ...s.keys, start, stop, s.season, SETTINGS_LIMITS.seasonRetention.default)
-    return { version: version ?? '0', season: Number(id), total: Number(total), curve: curveOf(curve), members, shownXps, xps, records, previousRanks }
+    const { reply: [version, id, total = 0, , members = [], shownXps = [], xps = [], records = [], previousRanks = []], curve } = await this.curves.read(guildId,
+      async () => await this.redis.leaderboardPage(k.board, k.members, k.settings, k.version, ...s.keys, start, stop, s.season, SETTINGS_LIMITS.seasonRetention.default),
+      (r) => r[3])
+    return { version: version ?? '0', season: Number(id), total: Number(total), curve, members, shownXps, xps, records, previousRanks }
   }
 
   async member (guildId: string, userId: string, season?: SeasonRef): Promise<MemberRecord> {
@@ -184,14 +193,14 @@ export class LeaderboardReader {
   async #readPeriodPage (guildId: string, page: number, limit: number, period: Exclude<Period, 'all'>): Promise<Versioned<LeaderboardPage>> {
     const k = this.keys.guild(guildId)
     const start = (page - 1) * limit
-    const [version, nowMs, , total = 0, curveReply, members = [], periodXps = [], xps = [], records = []] =
-      await inCurrentPeriods(this.clock, async (p) => {
+    const { reply: [version, nowMs, , total = 0, , members = [], periodXps = [], xps = [], records = []], curve } =
+      await this.curves.read(guildId, async () => await inCurrentPeriods(this.clock, async (p) => {
         const reply = await this.redis.periodPage(this.keys.period(guildId, spanOfPeriod(period, p.from).label),
           k.board, k.members, k.settings, k.version, start, start + limit - 1, p.from, p.until)
         return periodRead(reply)
-      })
+      }), (r) => r[4])
     this.clock.observe(nowMs)
-    const data = toEntries(start + 1, curveOf(curveReply), members, xps, records, periodXps)
+    const data = toEntries(start + 1, curve, members, xps, records, periodXps)
     return { version: version ?? '0', nowMs, value: { data, total: Number(total), page } }
   }
 
@@ -202,11 +211,12 @@ export class LeaderboardReader {
   async readAround (guildId: string, userId: string, radius: number, season?: SeasonRef): Promise<Versioned<Around | null>> {
     const k = this.keys.guild(guildId)
     const s = this.seasonKeys(guildId, season)
-    const [version, id, total = 0, curveReply, rank, first = 0, members = [], shownXps = [], xps = [], records = [], previousRanks = []] =
-      await this.redis.around(k.board, k.members, k.settings, k.version, ...s.keys, boardMember(userId), radius, s.season, SETTINGS_LIMITS.seasonRetention.default)
+    const { reply: [version, id, total = 0, , rank, first = 0, members = [], shownXps = [], xps = [], records = [], previousRanks = []], curve } = await this.curves.read(guildId,
+      async () => await this.redis.around(k.board, k.members, k.settings, k.version, ...s.keys, boardMember(userId), radius, s.season, SETTINGS_LIMITS.seasonRetention.default),
+      (r) => r[3])
     if (id < 0) throw new SeasonNotFoundError(guildId, season)
     if (rank === null || rank === undefined) return { version: version ?? '0', value: null }
-    const data = toEntries(first + 1, curveOf(curveReply), members, xps, records, shownXps, previousRanks)
+    const data = toEntries(first + 1, curve, members, xps, records, shownXps, previousRanks)
     return { version: version ?? '0', value: { data, total: Number(total), rank: rank + 1 } }
   }
 
@@ -228,17 +238,18 @@ export class LeaderboardReader {
   async #readMember (guildId: string, userId: string, season: SeasonRef, includeHidden: boolean): Promise<Versioned<RankedOrNot | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
     const s = this.seasonKeys(guildId, season)
-    const [version, nowMs, , id = 0, xp, rank, record, curve, weekXp, monthXp, allTimeXp, previousRank] = await inCurrentPeriods(this.clock, async (p) => {
-      const reply = await this.redis.member(k.board, k.members, k.settings, k.version, this.keys.period(guildId, p.week.label),
-        this.keys.period(guildId, p.month.label), ...s.keys, boardMember(userId), p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default,
-        includeHidden ? '1' : '')
-      return periodRead(reply)
-    })
+    const { reply: [version, nowMs, , id = 0, xp, rank, record, , weekXp, monthXp, allTimeXp, previousRank], curve } = await this.curves.read(guildId,
+      async () => await inCurrentPeriods(this.clock, async (p) => {
+        const reply = await this.redis.member(k.board, k.members, k.settings, k.version, this.keys.period(guildId, p.week.label),
+          this.keys.period(guildId, p.month.label), ...s.keys, boardMember(userId), p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default,
+          includeHidden ? '1' : '')
+        return periodRead(reply)
+      }), (r) => r[7])
     this.clock.observe(nowMs)
     if (id < 0) throw new SeasonNotFoundError(guildId, season)
     const value = xp === null || xp === undefined
       ? null
-      : memberRecord(userId, { xp: Number(xp), allTimeXp: Number(allTimeXp ?? 0), rank: rank === null || rank === undefined ? null : Number(rank), previousRank }, record, curveOf(curve), weekXp, monthXp, nowMs)
+      : memberRecord(userId, { xp: Number(xp), allTimeXp: Number(allTimeXp ?? 0), rank: rank === null || rank === undefined ? null : Number(rank), previousRank }, record, curve, weekXp, monthXp, nowMs)
     return { version: version ?? '0', nowMs, value }
   }
 
@@ -249,15 +260,14 @@ export class LeaderboardReader {
   async readMembers (guildId: string, userIds: string[], season?: SeasonRef): Promise<Versioned<MemberList> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
     const s = this.seasonKeys(guildId, season)
-    const [version, nowMs, , id = 0, curveReply, xps = [], ranks = [], records = [], weekXps = [], monthXps = [], allTimeXps = [], previousRanks = []] =
-      await inCurrentPeriods(this.clock, async (p) => {
+    const { reply: [version, nowMs, , id = 0, , xps = [], ranks = [], records = [], weekXps = [], monthXps = [], allTimeXps = [], previousRanks = []], curve } =
+      await this.curves.read(guildId, async () => await inCurrentPeriods(this.clock, async (p) => {
         const reply = await this.redis.memberBatch(k.board, k.members, k.settings, k.version, this.keys.period(guildId, p.week.label),
           this.keys.period(guildId, p.month.label), ...s.keys, p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default, ...userIds.map(boardMember))
         return periodRead(reply)
-      })
+      }), (r) => r[4])
     this.clock.observe(nowMs)
     if (id < 0) throw new SeasonNotFoundError(guildId, season)
-    const curve = curveOf(curveReply)
     const data: MemberRecord[] = []
     const missing: string[] = []
     for (let i = 0; i < userIds.length; i++) {
@@ -295,17 +305,33 @@ export class LeaderboardReader {
   async readStats (guildId: string): Promise<Versioned<GuildStats>> {
     const k = this.keys.guild(guildId)
     const [version, curve, hundredths, xpTotal, membersWithXp, levelSum, name, iconUrl] =
-      await this.redis.guildStats(k.stats, k.settings, k.version, DEFAULT_CURVE)
+      await this.redis.guildStats(k.stats, k.settings, k.version, k.board, DEFAULT_CURVE)
     return {
       version: version === null || version === undefined ? '0' : String(version),
       value: {
         total_members: Number(membersWithXp ?? 0),
         total_xp: Number(xpTotal ?? 0),
         average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
-        xp_curve: curveOf(curve),
+        xp_curve: curve === 'custom' ? 'custom' : curveOf(curve),
         xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS)),
         name: name === null || name === undefined ? null : String(name),
         icon_url: iconUrl === null || iconUrl === undefined ? null : String(iconUrl)
+      }
+    }
+  }
+
+  /** The server's role rewards, each with the XP that reaches its level under the server's curve. */
+  async readRoleRewards (guildId: string): Promise<Versioned<RoleRewards>> {
+    const k = this.keys.guild(guildId)
+    const { reply: [version, rewards, mode], curve } = await this.curves.read(guildId,
+      async () => await this.redis.roleRewards(k.settings, k.version), (r) => r[3])
+    const parsed = parseSettings({ role_rewards: rewards ?? '', role_rewards_mode: mode ?? '' })
+    const top = typeof curve === 'string' ? Infinity : curve.thresholds.length
+    return {
+      version: version ?? '0',
+      value: {
+        mode: parsed.roleRewardsMode,
+        data: parsed.roleRewards.map((r) => ({ level: r.level, role_id: r.roleId, xp: r.level > top ? null : xpForLevel(curve, r.level) }))
       }
     }
   }
@@ -337,7 +363,7 @@ interface Standing {
 }
 
 /** A member's record from a script's raw fields (rank null: hidden). */
-function memberRecord (userId: string, standing: Standing, record: string | null | undefined, curve: Curve,
+function memberRecord (userId: string, standing: Standing, record: string | null | undefined, curve: LevelCurve,
   weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): RankedOrNot {
   const { streak, lastClaim, username, displayName, avatarUrl } = parseRecord(record)
   const progress = levelProgress(curve, standing.allTimeXp)

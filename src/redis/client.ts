@@ -90,9 +90,9 @@ type SeasonsReply = [version: string | null, retention: string | null, since: st
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     // The write scripts take their arguments from ./write-scripts.ts, which names and orders them.
-    awardXp(...args: Str[]): Result<[number, number, number?], Context>
-    awardBatch(...args: Str[]): Result<number[], Context>
-    setXp(...args: Str[]): Result<[number, number], Context>
+    awardXp(...args: Str[]): Result<[number, number, number, string?, string?], Context>
+    awardBatch(...args: Str[]): Result<Array<number | string>, Context>
+    setXp(...args: Str[]): Result<[number, number, string?, string?, number?], Context>
     setUsername(...args: Str[]): Result<number, Context>
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
@@ -137,9 +137,11 @@ declare module 'ioredis' {
     seasonsList(seasons: string, settings: string, hist: string, version: string): Result<SeasonsReply, Context>
     periodPage(period: string, board: string, members: string, settings: string, version: string,
       start: Str, stop: Str, from: Str, until: Str): Result<PeriodPageReply, Context>
-    guildStats(stats: string, settings: string, version: string, defaultCurve: string): Result<Reply[], Context>
+    roleRewards(settings: string, version: string): Result<[version: string | null, rewards: string | null, mode: string | null, curve: string | null], Context>
+    guildStats(stats: string, settings: string, version: string, board: string, defaultCurve: string): Result<Reply[], Context>
     slidingWindow(key: string, limit: Str, windowMs: Str, buckets: Str, peek: Str, hits: Str): Result<[number, number, number, number, number], Context>
     apiKeyLookup(record: string, hash: string): Result<Reply[], Context>
+    releaseClaim(claim: string, owner: string): Result<number, Context>
     migrateGuild(names: string, streaks: string, claims: string, members: string, board: string, version: string): Result<number, Context>
   }
 }

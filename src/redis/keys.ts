@@ -29,6 +29,11 @@ export interface GuildKeys {
   /** SET: ids of this server's API keys. */
   apiKeys: string
   /**
+   * ZSET: board member -> Unix ms (Redis's clock) of the member's last award that added XP, while a
+   * cooldown is set; members past the longest cooldown are trimmed (includes/rules.lua).
+   */
+  cooldowns: string
+  /**
    * HASH: who listens to the server's events (includes/events.lua): `type:<event>` -> webhooks
    * that want it, `live` -> Unix ms until which a live stream listens, `limit` (the queue's
    * length), `notify` (the channel that wakes the delivery workers), `seq` (events so far).
@@ -97,6 +102,7 @@ export class KeyBuilder {
       version: `${base}:version`,
       hidden: `${base}:hidden`,
       apiKeys: `${base}:api-keys`,
+      cooldowns: `${base}:cooldowns`,
       eventSubscriptions: `${base}:event-subscriptions`,
       events: `${base}:events`,
       seasons: `${base}:seasons`,

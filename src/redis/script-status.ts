@@ -2,11 +2,12 @@
 // names are the one place TypeScript spells the numbers; the scripts name them as locals too.
 
 /**
- * award-xp: the first element of the reply; award-batch: each award's. In a batch, an award whose
- * own operation id was applied by an earlier call gives that call's reply with its status
- * replayed (the award was applied then, or refused then).
+ * award-xp and award-batch: the first element of an award's reply. Applied whole, or in part up
+ * to the daily cap; or not applied (nothing changed) and why. (A batch marks an award whose own
+ * operation id was applied by an earlier call with a value of its own; calls remembered before
+ * that marked it in the status: replayedAwarded, replayedOverXpLimit.)
  */
-export const AwardStatus = { awarded: 1, overXpLimit: -1, replayedAwarded: 2, replayedOverXpLimit: -3 } as const
+export const AwardStatus = { awarded: 1, capped: 3, overXpLimit: -1, cooldown: -4, dailyCap: -5, replayedAwarded: 2, replayedOverXpLimit: -3 } as const
 
 /** daily-claim: the first element of the reply. */
 export const DailyClaimStatus = { claimed: 1, alreadyClaimed: -1, beforeLastClaim: -2, inFuture: -3 } as const

@@ -9,15 +9,15 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'hidden'],
-    argv: ['member', 'award', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
-      'epoch', 'hundredths', 'seasonEndsAt', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns', 'hidden'],
+    argv: ['member', 'gain', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
+      'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
-  // Then 6 values per award (board member, award, username, its own operation id or '', display
+  // Then 6 values per award (board member, gain, username, its own operation id or '', display
   // name, avatar URL): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'hidden'],
-    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'hundredths', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns', 'hidden'],
+    argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
     keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'day', 'dayStart', 'hist', 'hidden'],
@@ -149,16 +149,25 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<[number, number, number?]> {
+/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-17.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
+export type AwardReply = [number, number, number, string?, string?]
+
+export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 6 values each (see award-batch-16.lua). */
-export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<number[]> {
+/** The awards follow the named arguments: 6 values each (see award-batch-17.lua). */
+export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<Array<number | string>> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
-export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<[number, number]> {
+/**
+ * 1, the previous XP, roles to add and to remove, the level after (see set-xp-13.lua; a reply
+ * remembered before roles were given holds the previous XP alone after the 1); or a calendar refusal.
+ */
+export type SetXpReply = [number, number, string?, string?, number?]
+
+export async function setXp (redis: RedisClient, input: ScriptInput<'setXp'>): Promise<SetXpReply> {
   return await redis.setXp(...scriptArgs('setXp', input))
 }
 

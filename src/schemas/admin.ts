@@ -3,7 +3,7 @@
 import { Type } from 'typebox'
 import { named, ref } from './common.js'
 import { MemberRecord } from './member.js'
-import { Settings } from './settings.js'
+import { Settings, SettingsPreview } from './settings.js'
 import { Season } from './seasons.js'
 import { ServerList } from './key-info.js'
 import { response } from './responses.js'
@@ -13,7 +13,7 @@ import { CURVES, MAX_XP } from '../levels/curves.js'
 import { PLANS } from '../plans.js'
 import { MAX_AWARD, MAX_LABEL_LENGTH, MAX_USERNAME_LENGTH } from '../validation.js'
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
-import { MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
+import { MAX_AWARD_ROLES, MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
 import { OPERATION_ID_PATTERN } from '../writer/operations.js'
 import { HIDE_REASONS, MAX_VISIBILITY_CHANGES } from '../writer/visibility.js'
 import { SETTINGS_LIMITS } from '../settings/settings.js'
@@ -78,25 +78,43 @@ export const idempotencyErrors = {
   422: errorResponse('`idempotency_key_reused`: this Idempotency-Key came with another request body within 10 minutes')
 }
 
+const AwardXp = Type.Integer({ minimum: 1, maximum: MAX_AWARD })
+
 export const AwardsBody = Type.Object({
   awards: Type.Array(Type.Object({
     user_id: Snowflake,
-    xp: Type.Integer({ minimum: 1, maximum: MAX_AWARD, description: "The award; the server's multiplier applies" }),
+    xp: Type.Union([
+      { ...AwardXp, description: "The award; the server's multipliers apply" },
+      Type.Object({ min: AwardXp, max: AwardXp }, { additionalProperties: false, description: 'A range the service draws the award from, both ends included (MEE6 gives 15 to 25); a resend with the same op_id or Idempotency-Key answers the first draw' })
+    ]),
     username: Type.Optional(Username),
     display_name: Type.Optional(SetDisplayName),
     avatar_url: Type.Optional(SetAvatarUrl),
-    op_id: Type.Optional(Type.String({ pattern: OPERATION_ID_PATTERN, description: 'Names this award so that it is applied once however often it is sent (the Discord message id, say, as a string)' }))
+    op_id: Type.Optional(Type.String({ pattern: OPERATION_ID_PATTERN, description: 'Names this award so that it is applied once however often it is sent (the Discord message id, say, as a string)' })),
+    role_ids: Type.Optional(Type.Array(Snowflake, { maxItems: MAX_AWARD_ROLES, description: "The member's roles, as strings: those with a multiplier in the settings apply" })),
+    channel_id: Type.Optional({ ...Snowflake, description: 'The channel the XP was earned in, as a string: its multiplier in the settings applies' })
   }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_BATCH_AWARDS })
 }, { additionalProperties: false })
+
+export const RoleChanges = named('RoleChanges', Type.Object({
+  add: Type.Array(Type.String(), { description: 'Role ids to give the member' }),
+  remove: Type.Array(Type.String(), { description: 'Role ids to take from the member' })
+}, { description: "What the server's role rewards ask of the bot after a level change (present only when the level crossed a reward's threshold)" }))
 
 export const AwardResults = named('AwardResults', Type.Object({
   results: Type.Array(Type.Object({
     user_id: Type.String(),
-    xp: Type.Integer({ minimum: 0, description: "The member's XP after the award" }),
-    gained: Type.Integer({ minimum: 0, description: 'XP added: floor(award × multiplier)' }),
+    xp: Type.Integer({ minimum: 0, description: "The member's XP after the award (as it stands when the award was not applied)" }),
+    gained: Type.Integer({ minimum: 0, description: 'XP added: floor(award × server multiplier × role and channel multipliers × boost), up to the daily cap; 0 when not applied' }),
     level: Type.Integer({ minimum: 0 }),
     leveled_up: Type.Boolean({ description: 'The award lifted the member to a higher level' }),
-    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP: it was not applied (xp, gained and level are then 0)` })),
+    applied: Type.Boolean({ description: 'false when the rules refused the award: nothing of it was applied (see reason)' }),
+    reason: Type.Optional(Type.Enum(['cooldown', 'daily_cap', 'xp_limit'], {
+      type: 'string',
+      description: `Why the award was not applied: \`cooldown\` (within cooldown_seconds of the member's last award that added XP), \`daily_cap\` (the member reached daily_xp_cap today; with applied true, only the part under the cap was added), \`xp_limit\` (it would pass ${MAX_XP} XP)`
+    })),
+    roles: Type.Optional(ref(RoleChanges)),
+    refused: Type.Optional(Type.Literal('xp_limit', { description: `Set when the award would pass ${MAX_XP} XP (as reason): it was not applied` })),
     replayed: Type.Optional(Type.Literal(true, {
       description: "Set when the award's op_id was applied by an earlier request: this is that request's result, and nothing was applied now (announce a level-up only if that earlier answer never reached you)"
     }))
@@ -114,8 +132,9 @@ export const MemberBody = Type.Object({
 export const AdminMemberRecord = named('AdminMemberRecord', Type.Object({
   ...MemberRecord.properties,
   rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'Its rank; null while the member is hidden' }),
-  visible: Type.Boolean({ description: 'Shown on public reads (false: hidden, see PUT …/visibility)' })
-}, { description: "A member's record, hidden or not" }))
+  visible: Type.Boolean({ description: 'Shown on public reads (false: hidden, see PUT …/visibility)' }),
+  roles: Type.Optional(ref(RoleChanges))
+}, { description: "A member's record, hidden or not, after the change, with the role rewards the change of level crossed (either way)" }))
 
 const VisibilityChange = {
   visible: Type.Boolean({ description: 'false: hide the member for `reason`; true: show it again when `reason` (absent: any reason) no longer holds' }),
@@ -199,14 +218,18 @@ export const ImportResult = named('ImportResult', Type.Object({
     index: Type.Optional(Type.Integer({ description: "A bot's JSON: the bad row's index in its page's list (0-based)" })),
     reason: Type.String()
   })),
-  settings: Type.Union([Type.Object({ xp_curve: Type.Enum([...CURVES], { type: 'string' }), xp_multiplier: Type.Number() }), Type.Null()], {
+  settings: Type.Union([Type.Object({
+    xp_curve: Type.Union([Type.Enum([...CURVES], { type: 'string' }), Type.Null()], { description: "null: the file's server had a custom curve, which a file cannot carry (the server's curve was kept)" }),
+    xp_multiplier: Type.Number()
+  }), Type.Null()], {
     description: "The curve and multiplier set from the file (an export's columns), or null"
   })
 }, { description: 'What the import did' }))
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [AdminMemberRecord, Visibility, VisibilityResults, AwardResults, DailyResult, Settings, Season, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult, AdminError]
+export const adminNamedSchemas = [RoleChanges, AdminMemberRecord, Visibility, VisibilityResults, AwardResults, DailyResult, Settings, SettingsPreview, Season, ApiKeyRecord,
+  CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
@@ -226,6 +249,7 @@ export const responses = {
     ...adminErrors
   },
   settings: { 200: response(Settings, "The server's settings", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  settingsPreview: { 200: response(SettingsPreview, 'What the settings would change; nothing was changed', headers), ...adminErrors },
   seasonEnded: { 200: response(Season, 'The new season (the one ended is kept, read-only)', replayHeaders), ...idempotencyErrors, ...adminErrors },
   keyList: { 200: response(ApiKeyList, 'The keys', headers), ...adminErrors },
   keyCreated: { 201: response(CreatedApiKey, 'The new key, shown this once', replayHeaders), ...idempotencyErrors, ...adminErrors },

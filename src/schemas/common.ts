@@ -52,5 +52,5 @@ export const AvatarUrl = Type.Union([Type.String({ format: 'uri' }), Type.Null()
 /** A member's way through its level (its overall XP, under the server's curve). */
 export const LevelProgress = Type.Object({
   xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
-  required: Type.Integer({ minimum: 1, description: 'XP the current level takes to complete (from level to level + 1)' })
+  required: Type.Integer({ minimum: 0, description: "XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next" })
 })

@@ -7,8 +7,9 @@ import { MemberList, MemberRecord } from './member.js'
 import { GuildStats } from './stats.js'
 import { HealthStatus } from './health.js'
 import { KeyInfo } from './key-info.js'
+import { RoleRewards } from './role-rewards.js'
 import { Season, SeasonList } from './seasons.js'
 import { MemberHistory, StatsHistory } from './history.js'
 
-export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, Season, SeasonList,
+export const namedSchemas = [LeaderboardEntry, LeaderboardPage, AroundPage, MemberRecord, MemberList, GuildStats, RoleRewards, Season, SeasonList,
   MemberHistory, StatsHistory, KeyInfo, ApiError, HealthStatus]

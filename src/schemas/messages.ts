@@ -57,6 +57,7 @@ function describe (schema: PropertySchema | undefined): string | null {
     case 'number': return `a number from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
     case 'boolean': return 'true or false'
     case 'null': return 'null'
+    case 'object': return schema.properties === undefined ? null : `an object {${Object.keys(schema.properties).join(', ')}}`
     case 'array': return `a list of ${schema.minItems ?? 0} to ${schema.maxItems ?? 'any number of'} ${schema.items?.pattern === SNOWFLAKE_PATTERN ? 'ids' : 'items'}`
     case 'string':
       if (schema.pattern === SNOWFLAKE_PATTERN) return 'a decimal id of 1 to 20 digits without a leading zero'
@@ -127,7 +128,10 @@ export function validationMessage (error: FastifyError, request: FastifyRequest)
   if (isIdAsNumber(first)) {
     return `${place} must be a JSON string, not a number: send ids as strings (a number past 2^53 cannot be read exactly, so it is never applied)`
   }
-  if (first.keyword === 'type' && part === 'body') {
+  // A value of the wrong JSON type, for the field or for every branch of its union.
+  const wrongType = first.keyword === 'type' ||
+    (first.keyword === 'anyOf' && (error.validation as ValidationError[]).every((e) => e === first || e.instancePath !== first.instancePath || e.keyword === 'type'))
+  if (wrongType && part === 'body') {
     return `${parameterMessage(place, schema) ?? `${place} ${first.message ?? 'is invalid'}`} (got ${jsonType(first.data)})`
   }
   if (first.keyword === 'minProperties' && schema?.properties !== undefined) {

@@ -82,3 +82,14 @@ export const SettingsBody = Type.Object({
   icon_url: Optional(fields.icon_url),
   public: Optional(Type.Partial(Public, { additionalProperties: false }))
 }, { additionalProperties: false, minProperties: 1, description: 'The settings to change; the others are kept' })
+
+export const SettingsPreview = named('SettingsPreview', Type.Object({
+  members: Type.Integer({ minimum: 0, description: 'Members on the board' }),
+  level_changes: Type.Integer({ minimum: 0, description: 'Members whose level the change would move, up or down' }),
+  roles: Type.Array(Type.Object({
+    role_id: Type.String(),
+    level: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'Its level in the new role rewards; null when they would no longer give it' }),
+    gained: Type.Integer({ minimum: 0, description: 'Members who would be given the role' }),
+    lost: Type.Integer({ minimum: 0, description: 'Members it would be taken from' })
+  }), { description: 'Every role of the current and the new role rewards, the new ones first' })
+}, { description: 'What the settings would change, with nothing changed: levels under the new curve, and roles by the new rewards for members holding those of their current level' }))

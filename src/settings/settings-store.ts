@@ -43,6 +43,17 @@ export class SettingsStore {
     return parseSettings(await this.redis.hgetall(this.keys.guild(guildId).settings))
   }
 
+  /** The settings as they are, and as `input` would make them (validated as a change is; nothing is written). */
+  async proposed (guildId: string, input: SettingsInput): Promise<{ current: GuildSettings, proposed: GuildSettings }> {
+    assertSnowflake('guild_id', guildId)
+    const hash = await this.redis.hgetall(this.keys.guild(guildId).settings)
+    const current = parseSettings(hash)
+    const { set, clear } = settingsChanges(input, current)
+    const merged: Record<string, string> = { ...hash, ...set }
+    for (const field of clear) delete merged[field]
+    return { current, proposed: parseSettings(merged) }
+  }
+
   /** The settings and the current season, read together (one transaction: both at one epoch). */
   async readForWrite (guildId: string): Promise<GuildWriteSettings> {
     assertSnowflake('guild_id', guildId)

@@ -8,7 +8,7 @@
 // epoch to the write script, which refuses to apply when it moved, so a settings change takes
 // effect at the very next write on every instance.
 import { InvalidParameterError } from '../errors.js'
-import { type Curve, CURVES, DEFAULT_CURVE, isCurve, MAX_XP } from '../levels/curves.js'
+import { type Curve, CURVES, DEFAULT_CURVE, isCurve, type LevelCurve, MAX_XP } from '../levels/curves.js'
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { assertInteger, codePoints, parseMultiplier } from '../validation.js'
 
@@ -166,6 +166,11 @@ export function parseSettings (hash: Record<string, string>): GuildSettings {
     public: { enabled: hash[f.publicEnabled] === '1', slug: hash[f.publicSlug] ?? null },
     epoch: integer(hash[f.epoch], 0)
   }
+}
+
+/** The curve levels are computed under: the built-in one named, or the server's custom list. */
+export function levelCurve (settings: Pick<GuildSettings, 'curve' | 'customCurve'>): LevelCurve {
+  return settings.curve === 'custom' && settings.customCurve !== null ? { thresholds: settings.customCurve } : settings.curve === 'custom' ? DEFAULT_CURVE : settings.curve
 }
 
 /** A change of settings as the library takes it: each field optional; null clears a name, an icon or a curve list. */

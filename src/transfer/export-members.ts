@@ -6,7 +6,7 @@
 // would read as a formula is marked as text (spreadsheet-cells.ts); the import unmarks it.
 import { stringify } from 'csv-stringify/sync'
 import { InvalidParameterError } from '../errors.js'
-import { type Curve, levelForXp } from '../levels/curves.js'
+import { type Curve, curveName, levelForXp } from '../levels/curves.js'
 import { redisNow } from '../redis/client.js'
 import { userIdFromBoardMember } from '../redis/keys.js'
 import { parseRecord } from '../redis/records.js'
@@ -32,7 +32,7 @@ export interface ExportedMember {
   /** ISO 8601 UTC with milliseconds; null (empty in CSV) if the member never claimed. */
   last_daily_claim: string | null
   /** The server's settings, the same on every row. */
-  xp_curve: Curve
+  xp_curve: Curve | 'custom'
   xp_multiplier: number
 }
 
@@ -118,7 +118,7 @@ export class MemberExport implements AsyncIterable<string> {
               level: levelForXp(curve, xp),
               daily_streak: currentStreak(streak, lastClaim, nowMs),
               last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
-              xp_curve: curve,
+              xp_curve: curveName(curve),
               xp_multiplier: multiplier
             }
           })

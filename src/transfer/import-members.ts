@@ -48,9 +48,13 @@ export interface RowSource {
   fractionRead: () => number
 }
 
-/** A server's settings as an import file carries them. */
+/**
+ * A server's settings as an import file carries them. A file from a server with a custom curve
+ * says `custom` but cannot carry the curve's list: only the multiplier is set, and the server's
+ * curve is kept (curve null here).
+ */
 export interface ImportedSettings {
-  curve: Curve
+  curve: Curve | null
   multiplier: number
 }
 
@@ -116,8 +120,8 @@ export async function importMembers (
   const write = async (members: BulkMember[]): Promise<void> => {
     if (settings.found !== undefined && options.keepSettings !== true && summary.settings === undefined) {
       const { curve, hundredths } = settings.found
-      summary.settings = { curve, multiplier: formatMultiplier(hundredths) }
-      await writer.configureGuild(guildId, summary.settings)
+      summary.settings = { curve: curve === 'custom' ? null : curve, multiplier: formatMultiplier(hundredths) }
+      await writer.configureGuild(guildId, { curve: summary.settings.curve ?? undefined, multiplier: summary.settings.multiplier })
     }
     await output.add(members)
   }
@@ -192,7 +196,7 @@ function unpackPosition (packed: number, later: RowPosition, id: string): RowPos
 
 /** The settings of the first good row that gave any, which every later one must repeat. */
 interface FileSettings { found?: RowSettings }
-interface RowSettings { curve: Curve, hundredths: number }
+interface RowSettings { curve: Curve | 'custom', hundredths: number }
 
 /** The member a row sets, or why the row is bad. */
 function checkRow (row: SourceRow, firstSeen: FirstSeen, settings: FileSettings): BulkMember | string {
@@ -264,7 +268,7 @@ function settingsOf (row: SourceRow): RowSettings | undefined | string {
   if (!given(row.curve) && !given(row.multiplier)) return undefined
   if (!given(row.curve) || !given(row.multiplier)) return 'xp_curve and xp_multiplier must be given together'
   const curve = typeof row.curve === 'string' ? row.curve.trim() : row.curve
-  if (!isCurve(curve)) return `xp_curve must be one of ${CURVES.join(', ')} (got ${shown(row.curve)})`
+  if (!isCurve(curve) && curve !== 'custom') return `xp_curve must be one of ${[...CURVES, 'custom'].join(', ')} (got ${shown(row.curve)})`
   try {
     return { curve, hundredths: parseMultiplier(row.multiplier) }
   } catch (err) {

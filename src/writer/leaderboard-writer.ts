@@ -8,11 +8,16 @@ import * as scripts from '../redis/write-scripts.js'
 import { scriptArgs } from '../redis/write-scripts.js'
 import { RedisClock } from '../redis/clock.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
-import { DEFAULT_CURVE, isCurve, levelForXp, MAX_XP } from '../levels/curves.js'
-import { assertDisplayText, type GuildSettings, type SettingsInput } from '../settings/settings.js'
+import { DEFAULT_CURVE, type LevelCurve, levelForXp, MAX_XP } from '../levels/curves.js'
+import { assertDisplayText, type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
 import { type GuildWriteSettings, SettingsCache, SettingsStore } from '../settings/settings-store.js'
+import { previewSettings, type SettingsPreview } from '../settings/settings-preview.js'
+import { type AwardPlace, awardGain, boostHundredths, stackedMultiplier } from '../rules/gain.js'
+import type { RoleChanges } from '../rules/role-rewards.js'
+import type { ServerCalendar } from '../calendar/server-calendar.js'
 import { type CalendarRefusal, calendarRefusal, CalendarWrites } from './calendar-writes.js'
 import { type Season, SeasonEnds } from '../seasons/season-ends.js'
+import { randomInt } from 'node:crypto'
 import { DailyClaimRefusedError, InvalidParameterError, WriteOutcomeUnknownError, XpLimitError } from '../errors.js'
 import { redisUnavailability } from '../redis/errors.js'
 import { withDeadline } from '../redis/deadline.js'
@@ -73,16 +78,41 @@ export const DEFAULT_SETTLE_TIMEOUT_MS = 10_000
 const SETTLE_FIRST_PAUSE_MS = 25
 const SETTLE_MAX_PAUSE_MS = 1000
 
+/** An award's XP: a whole number, or a range the writer draws from (inclusive: MEE6's 15 to 25). */
+export type AwardXp = number | { min: number, max: number }
+
+/** Why an award was not applied, or (daily_cap) applied only up to the cap. */
+export type AwardReason = 'cooldown' | 'daily_cap' | 'xp_limit'
+
+/** The most roles an award may name (Discord's limit on a server's roles). */
+export const MAX_AWARD_ROLES = 250
+
+/** Where an award was earned, for the server's multipliers: the member's roles and the channel. */
+export interface AwardRules {
+  roleIds?: readonly string[]
+  channelId?: string
+}
+
 export interface AwardResult {
-  /** XP actually added: floor(award * multiplier). */
+  /** XP actually added: floor(award × the multipliers), up to the daily cap; 0 when not applied. */
   gained: number
+  /** The member's XP after the award (as it stands, when the award was not applied). */
   xp: number
+  /** The level after the award, by the server's curve. */
+  level: number
+  leveledUp: boolean
+  /** false when the rules refused the award: nothing of it was applied (see `reason`). */
+  applied: boolean
+  /** Why it was not applied; with `applied` true, daily_cap says only the part under the cap was. */
+  reason?: AwardReason
+  /** Set when the level crossed a role reward's threshold (either way): the roles the bot should add and take away. */
+  roles?: RoleChanges
 }
 
 /** One award of a batch (awardMany), with the member's names to record (absent: kept). */
-export interface BatchAward extends ProfileInput {
+export interface BatchAward extends AwardRules, ProfileInput {
   userId: string
-  xp: number
+  xp: AwardXp
   username?: string
   opId?: string
 }
@@ -90,10 +120,7 @@ export interface BatchAward extends ProfileInput {
 /** What one award of a batch did. */
 export interface BatchAwardResult extends AwardResult {
   userId: string
-  /** The level after the award, by the server's curve. */
-  level: number
-  leveledUp: boolean
-  /** Set when the award was refused (it would pass the XP limit): nothing of it was applied. */
+  /** Set when the award would pass the XP limit (also as reason): nothing of it was applied. */
   refused?: 'xp_limit'
   /**
    * Set when the award's own opId was applied by an earlier call: this is that call's result
@@ -103,11 +130,21 @@ export interface BatchAwardResult extends AwardResult {
   replayed?: true
 }
 
+/** What setMemberXp did. */
+export interface SetXpResult {
+  previousXp: number
+  xp: number
+  /** The level after it, by the server's curve. */
+  level: number
+  /** Set when the level crossed a role reward's threshold (either way). */
+  roles?: RoleChanges
+}
+
 /** Awards per awardMany call. */
 export const MAX_BATCH_AWARDS = 1000
 /** Awards per script call of awardMany: about a millisecond of Redis's time each. */
 const AWARD_BATCH = 250
-/** Script arguments per award (award-batch-10.lua). */
+/** Script arguments per award (award-batch-17.lua). */
 const PER_AWARD = 6
 
 export interface DailyClaim {
@@ -234,6 +271,87 @@ class BulkColumns {
   }
 }
 
+/** An award as checked: its XP (a range drawn) and where it was earned. */
+interface CheckedAward {
+  xp: number
+  place: AwardPlace
+}
+
+/** Checks an award's XP, roles and channel (an error names the bad one); a range is drawn now, once. */
+function checkAward (a: AwardRules & { xp: AwardXp }): CheckedAward {
+  let xp: number
+  if (typeof a.xp === 'object' && a.xp !== null) {
+    const range = a.xp as { min?: unknown, max?: unknown }
+    const min = assertInteger('xp.min', range.min, 1, MAX_AWARD)
+    const max = assertInteger('xp.max', range.max, min, MAX_AWARD)
+    xp = min === max ? min : randomInt(min, max + 1)
+  } else {
+    xp = assertInteger('xp', a.xp, 1, MAX_AWARD)
+  }
+  if (a.roleIds !== undefined && (!Array.isArray(a.roleIds) || a.roleIds.length > MAX_AWARD_ROLES)) {
+    throw new InvalidParameterError(`role_ids must be a list of at most ${MAX_AWARD_ROLES} role ids`)
+  }
+  const roleIds = a.roleIds?.map((id, i) => assertSnowflake(`role_ids[${i}]`, id))
+  const channelId = a.channelId === undefined ? undefined : assertSnowflake('channel_id', a.channelId)
+  return { xp, place: { roleIds, channelId } }
+}
+
+/** The gain of an award under `settings`, with the boosts that run throughout the calendar's window. */
+function gainOf (settings: GuildSettings, calendar: ServerCalendar, award: CheckedAward): number {
+  return awardGain(award.xp, settings.multiplierHundredths, stackedMultiplier(settings.multipliers, award.place), boostHundredths(calendar.boosts))
+}
+
+/** The reason of each status that has one (src/redis/script-status.ts). */
+const REASONS: Readonly<Record<number, AwardReason>> = {
+  [AwardStatus.capped]: 'daily_cap',
+  [AwardStatus.overXpLimit]: 'xp_limit',
+  [AwardStatus.cooldown]: 'cooldown',
+  [AwardStatus.dailyCap]: 'daily_cap'
+}
+
+/** `roles` when either list names a role (comma-separated ids, as the scripts give them). */
+function roleChangesOf (add: string, remove: string): { roles?: RoleChanges } {
+  if (add === '' && remove === '') return {}
+  return { roles: { add: add === '' ? [] : add.split(','), remove: remove === '' ? [] : remove.split(',') } }
+}
+
+/**
+ * An award's result from its status, XP and gain as a script replies (src/redis/script-status.ts;
+ * a batch remembered before replays had a value of their own marks them in the status), with its
+ * levels under `curve`: the curve of the settings whose epoch the script checked.
+ */
+function awardResult (status: number, xp: number, gain: number, curve: LevelCurve, roles: { roles?: RoleChanges } = {}): AwardResult & { replayed?: true } {
+  const applied = status === AwardStatus.awarded || status === AwardStatus.capped || status === AwardStatus.replayedAwarded
+  const gained = applied ? gain : 0
+  const level = levelForXp(curve, xp)
+  const reason = REASONS[status === AwardStatus.replayedOverXpLimit ? AwardStatus.overXpLimit : status]
+  return {
+    gained,
+    xp,
+    level,
+    leveledUp: gained > 0 && level > levelForXp(curve, xp - gained),
+    applied,
+    ...(reason === undefined ? {} : { reason }),
+    ...roles,
+    ...(status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {})
+  }
+}
+
+/**
+ * The results of `n` awards from a batch's reply (award-batch-17.lua: 4 values an award, then 3
+ * for each award with roles), or from one remembered before (3 values an award).
+ */
+function batchResults (reply: ReadonlyArray<number | string>, n: number, curve: LevelCurve): Array<AwardResult & { replayed?: true }> {
+  const stride = reply.length === 3 * n ? 3 : 4
+  const roles = new Map<number, { roles?: RoleChanges }>()
+  for (let at = stride * n; at + 2 < reply.length; at += 3) roles.set(Number(reply[at]) - 1, roleChangesOf(String(reply[at + 1]), String(reply[at + 2])))
+  return Array.from({ length: n }, (_, i) => {
+    const at = stride * i
+    const result = awardResult(Number(reply[at]), Number(reply[at + 1]), Number(reply[at + 2]), curve, roles.get(i))
+    return stride === 4 && reply[at + 3] === 1 ? { ...result, replayed: true as const } : result
+  })
+}
+
 export class LeaderboardWriter {
   readonly redis: RedisClient
   readonly keys: KeyBuilder
@@ -293,18 +411,26 @@ export class LeaderboardWriter {
   }
 
   /**
-   * Adds floor(xp * the server's multiplier) to a member, creating it if needed, and records the
-   * names given. An award to a hidden member is kept, and stays hidden.
+   * Awards XP to a member, creating it if needed, as the server's rules say (see awardMany): the
+   * gain is floor(xp × the server's multiplier × the multipliers of `roleIds` and `channelId` ×
+   * the boost running), within the cooldown and the daily cap. `xp` may be a range to draw from.
+   * A refusal by the cooldown or the cap is a result (`applied: false`); passing the XP limit
+   * throws XpLimitError. Records the names given. An award to a hidden member is kept, and stays
+   * hidden (the same rules apply to it).
    */
-  async awardXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<AwardResult> {
+  async awardXp (ref: MemberRef & AwardRules & ProfileInput & { xp: AwardXp, username?: string }): Promise<AwardResult> {
     const { guildId, userId } = this.#ref(ref)
-    const award = assertInteger('xp', ref.xp, 1, MAX_AWARD)
+    const award = checkAward(ref)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [status, xp, gained = 0] = await this.#settle('awardXp', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
-      await scripts.awardXp(this.redis, {
+    let gain = 0
+    let curve: LevelCurve = DEFAULT_CURVE
+    const reply = await this.#settle('awardXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => {
+      gain = gainOf(w.settings, w.calendar, award)
+      curve = levelCurve(w.settings)
+      return await scripts.awardXp(this.redis, {
         ...k,
         ...w.keys,
         ...w.args,
@@ -312,29 +438,33 @@ export class LeaderboardWriter {
         opsPrev: op.previous,
         season: k.seasonCurrent,
         member: boardMember(userId),
-        award,
+        gain,
         username,
         maxXp: MAX_XP,
         opId: op.opId,
         opsTtlMs: op.ttlMs,
-        hundredths: w.settings.multiplierHundredths,
         ...profile
-      }), calendarRefusal))
-    if (status !== AwardStatus.awarded) {
-      throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
+      })
+    }, calendarRefusal))
+    const [status, xp, gained, add = '', remove = ''] = reply
+    const result = awardResult(status, xp, gained, curve, roleChangesOf(add, remove))
+    if (result.reason === 'xp_limit') {
+      throw new XpLimitError(`awarding ${gain} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
-    return { gained, xp }
+    return result
   }
 
   /**
-   * Several awards to one server, each exactly as awardXp applies one (its multiplier, and its
-   * own operation id when it has one: applied once however often it is sent), with each
-   * member's new level. The call is an operation too (`opId`, or one made for it): sent again
-   * with the same `opId` and the same awards, it is applied once. Every
-   * award is checked before any is sent: one bad item (named by its index) and nothing is
-   * applied. An award that would pass the XP limit is refused alone (`refused: 'xp_limit'`); the
-   * others are applied. The awards go to Redis in calls of AWARD_BATCH (award-batch-16.lua),
-   * each atomic, in flight together: a fraction of the Redis CPU of one call per award.
+   * Several awards to one server, each exactly as awardXp applies one (its own operation id when
+   * it has one: applied once however often it is sent), with each member's new level. The call is
+   * an operation too (`opId`, or one made for it): sent again with the same `opId` and the same
+   * awards, it is applied once. Every award is checked before any is sent: one bad item (named by
+   * its index) and nothing is applied. An award the rules refuse (cooldown, daily cap, or the XP
+   * limit: `applied: false` and the reason) is refused alone; the others are applied. An XP range
+   * is drawn here, once: a resend carries the same draw, and an award whose opId was applied
+   * before answers its first draw's result. The awards go to Redis in calls of AWARD_BATCH
+   * (award-batch-17.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
+   * per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
     assertSnowflake('guild_id', guildId)
@@ -348,15 +478,17 @@ export class LeaderboardWriter {
     const callId = options.opId ?? randomOperationId()
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
-    const args = new Array<string>(PER_AWARD * awards.length)
+    const checked = new Array<CheckedAward>(awards.length)
+    // PER_AWARD values per award; the gains, at PER_AWARD * i + 1, are filled in by each attempt.
+    const args = new Array<string | number>(PER_AWARD * awards.length)
     awards.forEach((a, i) => {
       try {
         if (typeof a !== 'object' || a === null) throw new InvalidParameterError('must be an object')
         userIds[i] = assertSnowflake('user_id', a.userId)
+        checked[i] = checkAward(a)
         const { displayName, avatarUrl } = profileArgs(a)
         const at = PER_AWARD * i
         args[at] = boardMember(a.userId)
-        args[at + 1] = String(assertInteger('xp', a.xp, 1, MAX_AWARD))
         args[at + 2] = a.username === undefined ? '' : assertUsername(a.username)
         args[at + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
         args[at + 4] = displayName
@@ -367,15 +499,15 @@ export class LeaderboardWriter {
       }
     })
     const k = this.keys.guild(guildId)
-    const curve = this.redis.hget(k.settings, 'curve')
-    curve.catch(() => {}) // awaited below, after the awards' own failure if any
-    const chunks: Array<Promise<number[]>> = []
+    const chunks: Array<Promise<Array<AwardResult & { replayed?: true }>>> = []
     for (let from = 0; from < awards.length; from += AWARD_BATCH) {
-      const chunk = args.slice(PER_AWARD * from, PER_AWARD * Math.min(awards.length, from + AWARD_BATCH))
+      const to = Math.min(awards.length, from + AWARD_BATCH)
+      const chunk = args.slice(PER_AWARD * from, PER_AWARD * to)
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
-      chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) =>
-        await scripts.awardBatch(this.redis, {
+      chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) => {
+        for (let i = from; i < to; i++) chunk[PER_AWARD * (i - from) + 1] = gainOf(w.settings, w.calendar, checked[i] as CheckedAward)
+        return await scripts.awardBatch(this.redis, {
           ...k,
           ...w.keys,
           ...w.args,
@@ -384,39 +516,40 @@ export class LeaderboardWriter {
           season: k.seasonCurrent,
           maxXp: MAX_XP,
           opsTtlMs: op.ttlMs,
-          hundredths: w.settings.multiplierHundredths,
           callOpId: `${callId}:${from / AWARD_BATCH}`
-        }, chunk), calendarRefusal)))
+        }, chunk).then((reply) => ({ reply, curve: levelCurve(w.settings) }))
+      }, ({ reply }) => calendarRefusal(reply)).then(({ reply, curve }) => batchResults(reply, to - from, curve))))
     }
-    const replies = (await Promise.all(chunks)).flat()
-    const stored = await curve
-    const levels = isCurve(stored) ? stored : DEFAULT_CURVE
-    return userIds.map((userId, i) => {
-      const [status, xp = 0, gained = 0] = [replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]]
-      const replayed = status === AwardStatus.replayedAwarded || status === AwardStatus.replayedOverXpLimit ? { replayed: true as const } : {}
-      if (status !== AwardStatus.awarded && status !== AwardStatus.replayedAwarded) {
-        return { userId, xp: 0, gained: 0, level: 0, leveledUp: false, refused: 'xp_limit' as const, ...replayed }
-      }
-      const level = levelForXp(levels, xp)
-      return { userId, xp, gained, level, leveledUp: level > levelForXp(levels, xp - gained), ...replayed }
-    })
+    const results = (await Promise.all(chunks)).flat()
+    return results.map((r, i) => ({ userId: userIds[i] as string, ...r, ...(r.reason === 'xp_limit' ? { refused: 'xp_limit' as const } : {}) }))
   }
 
   /**
    * Sets a member's XP outright (not multiplied), creating it if needed (hidden if the user is),
-   * and records the names given. Returns the previous XP.
+   * and records the names given. Returns the previous XP (setMemberXp tells more).
    */
   async setXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<number> {
+    return (await this.setMemberXp(ref)).previousXp
+  }
+
+  /**
+   * Sets a member's XP outright (an administrative act: not multiplied, no rule applies),
+   * creating it if needed (hidden if the user is), and records the names given; with its level
+   * after it and, when the level crossed a role reward's threshold either way, the roles the bot
+   * should add and take away.
+   */
+  async setMemberXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<SetXpResult> {
     const { guildId, userId } = this.#ref(ref)
     const xp = assertXp(ref.xp)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
-    const [, previous] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
+    const [, previousXp, add = '', remove = '', level] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
       ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     }), calendarRefusal))
-    return previous
+    // A reply remembered before levels were given: the level under the settings now.
+    return { previousXp, xp, level: level ?? levelForXp(levelCurve(await this.settings.read(guildId)), xp), ...roleChangesOf(add, remove) }
   }
 
   /** Records a member's username. Returns false (and stores nothing) for a non-member. */
@@ -576,6 +709,16 @@ export class LeaderboardWriter {
     // A new schedule or time zone may bring the season's end or the day's nearer: the ticker looks again now.
     await this.#settle('configureGuild', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
     return changed
+  }
+
+  /**
+   * What changing a server's settings to `settings` would do, changing nothing: how many members
+   * would change level (a new curve), and for each role of the current or the new role rewards,
+   * how many members would gain it and lose it. Its Redis work follows the settings, not the
+   * members (src/settings/settings-preview.ts).
+   */
+  async previewSettings (guildId: string, settings: GuildSettingsInput): Promise<SettingsPreview> {
+    return await this.#settle('previewSettings', undefined, async () => await previewSettings(this.settings, guildId, settings))
   }
 
   /**

@@ -36,6 +36,11 @@ export class FakeClock {
   static create (t: Test): FakeClock {
     const dir = mkdtempSync(join(tmpdir(), 'lb-clock-'))
     t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+    return FakeClock.inDirectory(dir)
+  }
+
+  /** A clock kept in `dir` (which the caller removes), at the real time until moved; for the benches. */
+  static inDirectory (dir: string): FakeClock {
     const clock = new FakeClock(join(dir, 'offset'))
     clock.setOffset(0)
     return clock

@@ -24,9 +24,11 @@
   first (0-based), { board member... }, { xp shown... }, { all-time xp... }, { record|false... },
   { rank at the last closed day's end (0: none)... } } in rank order; rank is false (and nothing
   follows) when the user is not on the board; { version|false, -1 } when the season is not kept.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "board-reads"
 --- @include "visibility"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local ranked, season = ranked_board({ board = KEYS[1], seasons = KEYS[6], settings = KEYS[3], season_current = KEYS[7], season_board = KEYS[8] },
@@ -45,7 +47,7 @@ return {
   version,
   season,
   total,
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   rank,
   first,
   entries,

@@ -23,9 +23,11 @@
   { xp shown (the season's, or all time)... }, { all-time xp... }, { record|false... },
   { rank at the last closed day's end (0: none)... } } in rank order; or { version|false, -1 }
   when the season is not kept.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "board-reads"
 --- @include "visibility"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local ranked, season = ranked_board({ board = KEYS[1], seasons = KEYS[6], settings = KEYS[3], season_current = KEYS[7], season_board = KEYS[8] },
@@ -36,7 +38,7 @@ local result = {
   version,
   season,
   total,
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   entries
 }
 local n = #entries

@@ -28,10 +28,12 @@
   clock is outside the window, so the caller reads again with the periods of now_ms; the season
   is -1, or xp false, and nothing follows, when the season is not kept or the user is not on its
   board.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "periods"
 --- @include "board-reads"
 --- @include "visibility"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local now, current = period_clock(ARGV[2], ARGV[3])
@@ -57,7 +59,7 @@ return {
   int(xp),
   not hidden and redis.call('ZREVRANK', ranked, ARGV[1]),
   record,
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   xp_of(KEYS[5]),
   xp_of(KEYS[6]),
   season == 0 and int(xp) or xp_of(KEYS[1]),

@@ -27,10 +27,12 @@
   each list in the order of the board members given (false: not a member, or not on the season's
   board); current is 0 (and nothing follows) when Redis's clock is outside the window, so the
   caller reads again with the periods of now_ms; nothing follows a season of -1.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "periods"
 --- @include "board-reads"
 --- @include "visibility"
+--- @include "shown-curve"
 
 local FIRST = 5
 local version = redis.call('GET', KEYS[4])
@@ -52,7 +54,7 @@ return {
   now,
   1,
   season,
-  redis.call('HGET', KEYS[3], 'curve'),
+  shown_curve(KEYS[3]),
   xps,
   ranks,
   records,

@@ -18,8 +18,10 @@
   { period xp... }, { xp|false... }, { record|false... } } in rank order; current is 0 (and
   nothing follows) when Redis's clock is outside the window, so the caller reads again with the
   periods of now_ms.
+  The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "periods"
+--- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[5])
 local now, current = period_clock(ARGV[3], ARGV[4])
@@ -30,7 +32,7 @@ local result = {
   now,
   1,
   total,
-  redis.call('HGET', KEYS[4], 'curve'),
+  shown_curve(KEYS[4]),
   entries
 }
 if #entries > 0 then

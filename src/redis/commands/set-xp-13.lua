@@ -1,7 +1,8 @@
 --[[
-  Sets a member's XP outright (an administrative act: no multiplier), creating the member if
-  needed, and appends the events a rise causes (includes/events.lua). The change is kept in the
-  server's day (includes/calendar-counting.lua), not in any period's or season's board.
+  Sets a member's XP outright (an administrative act: no multiplier, no rule), creating the
+  member if needed, says what the role rewards ask of the bot for the move (includes/rules.lua),
+  and appends the events a rise causes (includes/events.lua). The change is kept in the server's
+  day (includes/calendar-counting.lua), not in any period's or season's board.
 
   KEYS[1] board     ZSET board member -> xp
   KEYS[2] members   HASH board member -> record
@@ -9,7 +10,7 @@
   KEYS[4] version   STRING the server's data version
   KEYS[5] ops       HASH operation id -> reply, this time bucket (includes/operations.lua)
   KEYS[6] ops_prev  HASH the same, the previous bucket
-  KEYS[7] settings  HASH the settings, and their `epoch` (and the curve of member.leveled_up)
+  KEYS[7] settings  HASH the settings, and their `epoch` (the curve and the role rewards)
   KEYS[8] event_subscriptions HASH who listens to the server's events
   KEYS[9] events    STREAM the server's events
   KEYS[10] day      ZSET board member -> xp gained in the server's current day
@@ -29,9 +30,11 @@
   ARGV[11] display name, '' to leave it as it is, or "\31" to clear it (includes/profile.lua)
   ARGV[12] avatar URL, the same way
 
-  Returns { 1, the member's previous XP (0 for a new member) }, or, with nothing changed,
+  Returns { 1, the member's previous XP (0 for a new member), roles to add, roles to remove
+  (comma-separated ids, '' for none), the level after it }, or, with nothing changed,
   { -2, now_ms } when Redis's clock is outside the window, { -3, epoch } when the settings' epoch
-  moved. An operation already applied returns its first reply and changes nothing.
+  moved. An operation already applied returns its first reply and changes nothing (one
+  remembered before roles were given holds the previous XP alone after the 1).
 ]]
 --- @include "aggregates"
 --- @include "profile"
@@ -40,11 +43,12 @@
 --- @include "events"
 --- @include "calendar-counting"
 --- @include "visibility"
+--- @include "rules"
 
 local SET = 1
 
 local done = replay(KEYS[5], KEYS[6], ARGV[4])
-if done then return { SET, done[1] } end
+if done then return { SET, unpack(done) } end
 
 local now, refusal = calendar_check(KEYS[7], ARGV[8], ARGV[6], ARGV[7], '')
 if refusal then return refusal end
@@ -58,7 +62,14 @@ set_names(KEYS[2], ARGV[1], ARGV[3], ARGV[11], ARGV[12])
 if not hidden then apply_xp_change(KEYS[3], old_xp, new_xp) end
 touch_day({ day = KEYS[10], day_start = KEYS[11], hist = KEYS[12], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, score)
 bump_version(KEYS[4])
+local rules = load_rules(KEYS[7])
+local changes = role_changes(rules, old_xp, new_xp)
 local events = events_context(KEYS[8], KEYS[9])
-if not hidden then member_moved(events, { board = KEYS[1], members = KEYS[2], settings = KEYS[7] }, ARGV[1], score ~= false, old_xp, new_xp, nil) end
+if events then events.curve = rules.curve end
+if not hidden then
+  member_moved(events, { board = KEYS[1], members = KEYS[2], settings = KEYS[7] }, ARGV[1], score ~= false, old_xp, new_xp, changes)
+end
 events_done(events)
-return { SET, remember(KEYS[5], ARGV[4], ARGV[5], { old_xp })[1] }
+local add, remove = '', ''
+if changes then add, remove = table.concat(changes.add, ','), table.concat(changes.remove, ',') end
+return { SET, unpack(remember(KEYS[5], ARGV[4], ARGV[5], { old_xp, add, remove, level_for_xp(rules.curve, new_xp) })) }

@@ -9,6 +9,7 @@ import { opIdFor } from '../../pipeline/idempotency.js'
 import { DailyAlreadyClaimedError, DailyClaimRefusedError, MemberNotFoundError } from '../../errors.js'
 import { redisNow } from '../../redis/client.js'
 import { guildOf } from '../../pipeline/access.js'
+import type { RoleChanges } from '../../rules/role-rewards.js'
 
 /** A batch of 1,000 awards is about 100 KB of JSON. */
 const AWARDS_BODY_LIMIT = 1024 * 1024
@@ -22,7 +23,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       operationId: 'awardXp',
       tags: ['members'],
-      summary: 'Award XP to up to 1,000 members (multiplied by the server\'s multiplier), with each one\'s new level',
+      summary: "Award XP to up to 1,000 members, as the server's rules say (multipliers, boosts, cooldown, daily cap), with each one's new level and role rewards",
       params: GuildParams,
       headers: WriteRequestHeaders,
       body: AwardsBody,
@@ -32,7 +33,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: write
   }, async (request) => {
     const results = await writer.awardMany(request.params.guild_id, request.body.awards.map((a) => ({
-      userId: a.user_id, xp: a.xp, username: a.username, displayName: a.display_name, avatarUrl: a.avatar_url, opId: a.op_id
+      userId: a.user_id, xp: a.xp, username: a.username, displayName: a.display_name, avatarUrl: a.avatar_url, opId: a.op_id, roleIds: a.role_ids, channelId: a.channel_id
     })), { opId: opIdFor(request, 0) })
     return {
       results: results.map((r) => ({
@@ -41,6 +42,9 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         gained: r.gained,
         level: r.level,
         leveled_up: r.leveledUp,
+        applied: r.applied,
+        ...(r.reason === undefined ? {} : { reason: r.reason }),
+        ...(r.roles === undefined ? {} : { roles: r.roles }),
         ...(r.refused === undefined ? {} : { refused: r.refused }),
         ...(r.replayed === undefined ? {} : { replayed: r.replayed })
       }))
@@ -62,12 +66,14 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const { guild_id: guildId, user_id: userId } = request.params
     const { xp, username, display_name: displayName, avatar_url: avatarUrl } = request.body
     const opId = opIdFor(request, 0)
+    let roles: RoleChanges | undefined
     if (xp !== undefined) {
-      await writer.setXp({ guildId, userId, xp, username, displayName, avatarUrl, opId })
+      roles = (await writer.setMemberXp({ guildId, userId, xp, username, displayName, avatarUrl, opId })).roles
     } else if (!await writer.setNames({ guildId, userId, username, displayName, avatarUrl, opId })) {
       throw new MemberNotFoundError(guildId, userId) // a name alone does not make a member
     }
-    return memberFound(await leaderboard.readAnyMember(guildId, userId), guildId, userId).value
+    const member = memberFound(await leaderboard.readAnyMember(guildId, userId), guildId, userId).value
+    return roles === undefined ? member : { ...member, roles }
   })
 
   fastify.delete('/servers/:guild_id/members/:user_id', {

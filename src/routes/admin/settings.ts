@@ -83,6 +83,25 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     config: { access: { kind: 'token', scope: 'write', server: guildOf, idempotent: true } }
   }, async (request) => settingsBody(await writer.configureGuild(request.params.guild_id, settingsInput(request.body))))
+
+  fastify.post('/servers/:guild_id/settings/preview', {
+    schema: {
+      operationId: 'previewSettings',
+      tags: ['settings'],
+      summary: 'What a change of settings would do (members whose level moves, role rewards gained and lost), changing nothing',
+      params: GuildParams,
+      body: SettingsBodySchema,
+      response: responses.settingsPreview
+    },
+    config: { access: { kind: 'token', scope: 'write', server: guildOf } }
+  }, async (request) => {
+    const preview = await writer.previewSettings(request.params.guild_id, settingsInput(request.body))
+    return {
+      members: preview.members,
+      level_changes: preview.levelChanges,
+      roles: preview.roles.map((r) => ({ role_id: r.roleId, level: r.level, gained: r.gained, lost: r.lost }))
+    }
+  })
 }
 
 export default settingsRoutes

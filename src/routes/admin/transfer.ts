@@ -131,7 +131,7 @@ const transferRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       if (rest === null) {
         request.idempotency = { ...key, fingerprint: hash.digest('base64url') } // for onSend to store the answer
       } else {
-        await releaseClaim(redis, key)
+        releaseClaim(redis, key)
         if (rest instanceof PayloadTooLargeError) throw rest
       }
       if ('error' in result) throw result.error

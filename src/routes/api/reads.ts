@@ -7,6 +7,7 @@ import { GuildParams, MemberParams } from '../../schemas/common.js'
 import { AroundPage, AroundQuery, LeaderboardPage, LeaderboardQuery, LIMIT_DEFAULT, RADIUS_DEFAULT } from '../../schemas/leaderboard.js'
 import { IDS_MAX, MemberList, MemberQuery, MemberRecord, MembersQuery } from '../../schemas/member.js'
 import { GuildStats } from '../../schemas/stats.js'
+import { RoleRewards } from '../../schemas/role-rewards.js'
 import { SeasonList, SeasonsQuery } from '../../schemas/seasons.js'
 import { HISTORY_DAYS_DEFAULT, HistoryQuery, MemberHistory, StatsHistory } from '../../schemas/history.js'
 import { memberNotFound, memberOrSeasonNotFound, seasonNotFound } from '../../schemas/responses.js'
@@ -125,6 +126,18 @@ export const reads = [
       doc: "The server's aggregates and settings.",
       watch: { method: 'watchStats', doc: "The server's aggregates and settings as they change." }
     }
+  }),
+  readDeclaration({
+    path: '/servers/:guild_id/role-rewards',
+    operationId: 'getRoleRewards',
+    tags: ['stats'],
+    summary: 'The roles the server gives at each level (stacked or replaced), with the XP each level takes',
+    params: GuildParams,
+    body: RoleRewards,
+    description: "The server's role rewards",
+    server: (params) => params.guild_id,
+    read: async (reader, { params }) => await reader.readRoleRewards(params.guild_id),
+    client: { method: 'roleRewards', doc: 'The roles the server gives at each level, and the XP each level takes.' }
   }),
   readDeclaration({
     path: '/servers/:guild_id/seasons',

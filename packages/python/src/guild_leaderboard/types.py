@@ -1,8 +1,7 @@
 """The bodies the service sends and takes, as ``TypedDict`` s (plain dicts at run time).
 
-Fields marked "rules on write" are those the service's award rules add (cooldowns, caps,
-multipliers by role and channel, role rewards): typed here as optional, present in an answer only
-from a service that applies those rules.
+Fields marked "rules on write" are those of the service's award rules (cooldowns, caps,
+multipliers by role and channel, boosts, role rewards, XP ranges).
 """
 
 from __future__ import annotations
@@ -40,6 +39,8 @@ class _AwardResultRequired(TypedDict):
     gained: int
     level: int
     leveled_up: bool
+    #: Rules on write: ``False`` when the rules refused the award (nothing of it was applied; see ``reason``).
+    applied: bool
 
 
 class AwardResult(_AwardResultRequired, total=False):
@@ -50,9 +51,10 @@ class AwardResult(_AwardResultRequired, total=False):
     #: ``True`` when the award's ``op_id`` was applied by an earlier request: this is that request's
     #: result (level-up included) and nothing was applied now; announce nothing from it again.
     replayed: bool
-    #: Rules on write: whether the award was applied, and if not, why (``"cooldown"``, ``"daily_cap"``).
-    applied: bool
+    #: Rules on write: why the award was not applied (``"cooldown"``, ``"daily_cap"``, ``"xp_limit"``);
+    #: ``"daily_cap"`` with ``applied`` true: only the part under the cap was added.
     reason: str
+    #: Rules on write: present when the level crossed a role reward's threshold.
     roles: RoleChanges
 
 
@@ -64,9 +66,8 @@ class _DailyClaimRequired(TypedDict):
     gained: int
 
 
-class DailyClaim(_DailyClaimRequired, total=False):
-    #: Rules on write: the role rewards the claim's level crossed.
-    roles: RoleChanges
+class DailyClaim(_DailyClaimRequired):
+    """A claim adds no XP (award XP for it), so it never crosses a role reward's threshold."""
 
 
 class LevelProgress(TypedDict):
@@ -175,19 +176,62 @@ class _Rules(TypedDict, total=False):
     daily_xp_cap: int
     boosts: List[Boost]
     role_rewards_mode: Literal["stack", "replace"]
-    custom_curve: List[int]
+    custom_curve: Optional[List[int]]
 
 
-class _SettingsRequired(TypedDict):
+SeasonSchedule = Literal["none", "week", "month", "quarter"]
+
+
+class Season(TypedDict):
+    """When a season ends by itself (``none``: only when ended by hand), at 00:00 in ``timezone`` (IANA)."""
+
+    every: SeasonSchedule
+    timezone: str
+
+
+class SeasonUpdate(TypedDict, total=False):
+    """:class:`Season` fields to change."""
+
+    every: SeasonSchedule
+    timezone: str
+
+
+class Public(TypedDict):
+    """The opt-in public board: with ``enabled``, readable with no key at ``/p/{slug}``."""
+
+    enabled: bool
+    slug: Optional[str]
+
+
+class PublicUpdate(TypedDict, total=False):
+    """:class:`Public` fields to change."""
+
+    enabled: bool
+    slug: Optional[str]
+
+
+class Settings(TypedDict):
+    """A server's settings, every field as the service answers them (``GET``/``PUT settings``)."""
+
     xp_curve: Curve
     xp_multiplier: float
-
-
-class Settings(_SettingsRequired, _Rules, total=False):
-    """A server's settings; every field past the curve and multiplier is a rule on write."""
-
+    #: The XP needed for level 1, 2, …: with ``xp_curve`` ``"custom"``, else None.
+    custom_curve: Optional[List[int]]
+    season: Season
+    #: How many ended seasons are kept.
+    season_retention: int
+    #: How many closed days of history are kept.
+    history_days: int
+    cooldown_seconds: int
+    daily_xp_cap: int
     multipliers: Multipliers
+    boosts: List[Boost]
     role_rewards: List[RoleReward]
+    role_rewards_mode: Literal["stack", "replace"]
+    #: The server's display name and icon (https), or None.
+    name: Optional[str]
+    icon_url: Optional[str]
+    public: Public
 
 
 class SettingsUpdate(_Rules, total=False):
@@ -197,6 +241,12 @@ class SettingsUpdate(_Rules, total=False):
     xp_multiplier: float
     multipliers: MultipliersUpdate
     role_rewards: List[RoleRewardUpdate]
+    season: SeasonUpdate
+    season_retention: int
+    history_days: int
+    name: Optional[str]
+    icon_url: Optional[str]
+    public: PublicUpdate
 
 
 class _AwardRequired(TypedDict):

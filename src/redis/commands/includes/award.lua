@@ -1,8 +1,9 @@
 -- One XP award, shared by award-xp (one award) and award-batch (many), for an operation not
--- applied before (the caller checks with replay first, and remembers the reply): the award
--- applied (board, name, period boards, the season's board, the day's) with its change to the
--- aggregates added to `deltas`, which the caller applies (once per call: a batch moves the stats
--- hash with a handful of HINCRBYs, not a handful per award).
+-- applied before (the caller checks with replay first, and remembers the reply): judged by the
+-- server's rules (includes/rules.lua: cooldown, daily cap), then applied (board, name, period
+-- boards, the season's board, the day's, the cooldown) with its change to the aggregates added
+-- to `deltas`, which the caller applies (once per call: a batch moves the stats hash with a
+-- handful of HINCRBYs, not a handful per award), and the events it causes appended.
 --- @include "aggregates"
 --- @include "profile"
 --- @include "operations"
@@ -10,36 +11,78 @@
 --- @include "events"
 --- @include "calendar-counting"
 --- @include "visibility"
+--- @include "rules"
 
--- Statuses, as src/redis/script-status.ts names them.
-local AWARDED, OVER_XP_LIMIT = 1, -1
+-- Statuses, as src/redis/script-status.ts names them: applied (whole, or in part up to the daily
+-- cap), or not applied and why.
+local AWARDED, CAPPED, OVER_XP_LIMIT, COOLDOWN, DAILY_CAP = 1, 3, -1, -4, -5
 
--- k: { board, members, settings, hidden, week, month, season }; a: { member, award, username,
--- display, avatar (includes/profile.lua: '' keeps each) };
--- s: { hundredths, max_xp, week_expire_at, month_expire_at, events (includes/events.lua's context, or nil),
---      day (calendar-counting's day keys) }.
--- A hidden member's award counts into its encoded scores (includes/visibility.lua), not into the
--- aggregates, and causes no public event. Returns the reply { status, xp, gained } and whether
--- anything changed.
+-- The reply of an award not applied: the member's XP as it stands, nothing gained.
+local function refused (status, xp)
+  return { status, xp, 0, '', '' }
+end
+
+-- Roles as a reply carries them: comma-separated ids, '' for none.
+local function role_lists (changes)
+  if changes == nil then return '', '' end
+  return table.concat(changes.add, ','), table.concat(changes.remove, ',')
+end
+
+-- k: { board, members, settings, hidden, week, month, season, cooldowns }; a: { member, gained
+-- (the caller's gain, src/rules/gain.ts), username, display, avatar (includes/profile.lua: ''
+-- keeps each) }; s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
+-- (calendar-counting's day keys, whose board is the daily cap's count) }.
+-- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
+-- levels from the XP under the settings whose epoch the script checked) and whether anything
+-- changed. The week's and month's boards get their expiry from the caller, once per call
+-- (expire_periods). An award that adds nothing (a role or channel at 0, a gain rounded down to
+-- 0) is applied (the member and its name are recorded, the day touched) but is not judged by
+-- the rules and starts no cooldown.
+-- A hidden member's award is judged by the same rules (its cooldown and its day's count are
+-- plain values: a cap is a cap), counts into its encoded scores (includes/visibility.lua), not
+-- into the aggregates, and causes no public event; its reply still carries its roles.
 local function award_one (k, a, s, deltas)
-  local product = tonumber(a.award) * s.hundredths -- exact: both are integers well below 2^53
-  local gained = (product - product % 100) / 100
+  local gained = tonumber(a.gained)
   local score = redis.call('ZSCORE', k.board, a.member)
   local old_xp, hidden = 0, false
   if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(k.hidden, a.member) end
-  local new_xp = old_xp + gained
-  if new_xp > s.max_xp then
-    return { OVER_XP_LIMIT, old_xp, gained }, false
+  local status = AWARDED
+  if gained > 0 then
+    if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(COOLDOWN, old_xp), false end
+    local room = cap_room(s.rules, s.day.day, a.member)
+    if room ~= nil and gained > room then
+      if room <= 0 then return refused(DAILY_CAP, old_xp), false end
+      gained, status = room, CAPPED
+    end
   end
+  local new_xp = old_xp + gained
+  if new_xp > s.max_xp then return refused(OVER_XP_LIMIT, old_xp), false end
   redis.call('ZADD', k.board, int(encode_score(new_xp, hidden)), a.member)
   set_names(k.members, a.member, a.username, a.display, a.avatar)
   if not hidden then add_xp_change(deltas, old_xp, new_xp) end
   if gained > 0 then
-    count_in_period(k.week, a.member, gained, s.week_expire_at, hidden)
-    count_in_period(k.month, a.member, gained, s.month_expire_at, hidden)
+    count_in_period(k.week, a.member, gained, hidden)
+    count_in_period(k.month, a.member, gained, hidden)
+    start_cooldown(s.rules, k.cooldowns, a.member, s.now)
   end
   count_in_season(k.season, a.member, gained, hidden)
   touch_day(s.day, a.member, gained, score)
-  if not hidden then member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, nil) end
-  return { AWARDED, new_xp, gained }, true
+  local changes = role_changes(s.rules, old_xp, new_xp)
+  if not hidden then member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, changes) end
+  local add, remove = role_lists(changes)
+  return { status, new_xp, gained, add, remove }, true
+end
+
+-- Once per call that counted a gain: when the week's and the month's boards may go (set once a
+-- call rather than once a member; the same time for every call of the period).
+local function expire_periods (k, week_expire_at, month_expire_at)
+  redis.call('PEXPIREAT', k.week, week_expire_at)
+  redis.call('PEXPIREAT', k.month, month_expire_at)
+end
+
+-- An award's reply remembered before replies carried roles ({ status, xp, gained }), as one of
+-- today's: no roles were asked of the bot then.
+local function full_reply (reply)
+  if #reply >= 5 then return reply end
+  return { reply[1], reply[2], reply[1] > 0 and reply[3] or 0, '', '' }
 end

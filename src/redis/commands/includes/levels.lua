@@ -65,3 +65,31 @@ end
 local function level_for_xp (curve, xp)
   return (LEVEL_FOR_XP[curve] or flat_level)(xp)
 end
+
+-- A server's custom curve (curve `custom`): the XP needed for level 1, 2, …, strictly increasing,
+-- set for the script call by use_custom_curve (includes/rules.lua reads the server's); its last
+-- level is the highest. level_for_xp and xp_for_level take the name `custom` once it is set.
+local custom_thresholds = {}
+
+local function custom_level (xp)
+  -- The largest l with custom_thresholds[l] <= xp (0 when even the first is above it).
+  local t = custom_thresholds
+  local lo, hi = 0, #t
+  while lo < hi do
+    local mid = floor((lo + hi + 1) / 2)
+    if t[mid] <= xp then lo = mid else hi = mid - 1 end
+  end
+  return lo
+end
+
+local function custom_xp (l)
+  if l == 0 then return 0 end
+  return custom_thresholds[l]
+end
+
+XP_FOR_LEVEL.custom = custom_xp
+LEVEL_FOR_XP.custom = custom_level
+
+local function use_custom_curve (thresholds)
+  custom_thresholds = thresholds
+end

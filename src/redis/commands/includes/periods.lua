@@ -15,11 +15,9 @@ local function period_clock (from, to)
   return now, now >= tonumber(from) and now < tonumber(to)
 end
 
--- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`; a member new
--- to it may be the key's first, so the key's expiry is set then (once per member and period,
--- not on every award).
-local function count_in_period (key, member, gained, expire_at, hidden)
-  if add_gain(key, member, gained, hidden) then
-    redis.call('PEXPIREAT', key, expire_at)
-  end
+-- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`. The board's
+-- expiry is the caller's to set, once per script call that counted into it (expire_periods in
+-- includes/award.lua), not once a member.
+local function count_in_period (key, member, gained, hidden)
+  add_gain(key, member, gained, hidden)
 end

@@ -1,0 +1,275 @@
+// `npm run bench:history`: the budgets of seasons and history, against a throwaway redis-server
+// whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
+// compiler), so that days and weeks pass in minutes.
+//
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close]
+//
+// "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
+// history on (a weekly season, a closed day, so members carry a history index) against the same
+// award on the code before them (the commit BASELINE, extracted from git into a temporary
+// directory and loaded beside this one, on its own connection and server), R alternating rounds
+// (default 10) of 10,000 awards with 100 in flight to random members of 10,000; the ratio is the
+// median of the rounds' ratios.
+// "close": one server of N members (default 1,000,000), a weekly season and season_retention 1:
+// the first day every member is awarded XP, then each later day A random members (default
+// 100,000); at each midnight the season end (on Mondays) and the day's close run alone, each with
+// SLOWLOG at 5,000 µs reset before and read after, and timed; after D days (default 32, so that
+// history_days 30 are kept) the MEMORY USAGE of every history key, per member per day kept.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import { DayCloser } from '../src/history/day-close.js'
+import { createRedis, type RedisClient, redisNow } from '../src/redis/client.js'
+import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
+import { seedGuild } from '../src/seed/seed-guild.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { FakeClock } from '../test/helpers/fake-clock.js'
+import { RedisServer } from '../test/helpers/redis-server.js'
+import { type Cleanups, runBenchmark } from './run-benchmark.js'
+
+/** The code before seasons and history: main as it stood when they were merged. */
+const BASELINE = '1186f85'
+const DAY_MS = 86_400_000
+/** A Monday, 00:00 UTC: the first day of the first season. */
+const START = Date.UTC(2026, 5, 1)
+
+const { values: args } = parseArgs({
+  options: {
+    members: { type: 'string', default: '1000000' },
+    days: { type: 'string', default: '32' },
+    active: { type: 'string', default: '100000' },
+    rounds: { type: 'string', default: '10' },
+    chunk: { type: 'string', default: '1000' },
+    only: { type: 'string' }
+  }
+})
+const MEMBERS = Number(args.members)
+const DAYS = Number(args.days)
+const ACTIVE = Number(args.active)
+const ROUNDS = Number(args.rounds)
+
+const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
+const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
+
+async function redisCpuUs (redis: RedisClient): Promise<number> {
+  const info = await redis.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN)
+  return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6
+}
+
+type SlowEntry = [id: number, at: number, us: number, args: string[]]
+
+/** Runs `work` with SLOWLOG at 5,000 µs emptied before; returns its time and what SLOWLOG caught. */
+async function watched<T> (redis: RedisClient, work: () => Promise<T>): Promise<{ value: T, ms: number, slow: SlowEntry[] }> {
+  await redis.config('SET', 'slowlog-log-slower-than', '5000')
+  await redis.slowlog('RESET')
+  const started = performance.now()
+  const value = await work()
+  const ms = performance.now() - started
+  const slow = await redis.slowlog('GET', '128') as SlowEntry[]
+  return { value, ms, slow }
+}
+
+const describeSlow = (slow: SlowEntry[]): string => slow.length === 0
+  ? 'SLOWLOG empty'
+  : `SLOWLOG ${slow.length}: ${slow.map((e) => `${e[3].slice(0, 2).join(' ')} ${fmt(e[2] / 1000, 1)} ms`).join(', ')}`
+
+/** Random members of 1..pool, `count` of them (repeats allowed), as user ids. */
+function randomMembers (count: number, pool: number): string[] {
+  return Array.from({ length: count }, () => String(1 + Math.floor(Math.random() * pool)))
+}
+
+/** Awards `xp` to each of `userIds`, 1,000 a call, four calls in flight. */
+async function awardAll (writer: LeaderboardWriter, guildId: string, userIds: string[]): Promise<void> {
+  let next = 0
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (next < userIds.length) {
+      const chunk = userIds.slice(next, next + 1000)
+      next += chunk.length
+      await writer.awardMany(guildId, chunk.map((userId) => ({ userId, xp: 1 + Math.floor(Math.random() * 25) })))
+    }
+  }))
+}
+
+interface AwardingWriter {
+  awardXp: (ref: { guildId: string, userId: string, xp: number }) => Promise<unknown>
+}
+
+/** The Redis CPU of `count` awards with 100 in flight, per award. */
+async function awardCpu (redis: RedisClient, writer: AwardingWriter, guildId: string, count: number, pool: number): Promise<number> {
+  const userIds = randomMembers(count, pool)
+  const before = await redisCpuUs(redis)
+  let next = 0
+  await Promise.all(Array.from({ length: 100 }, async () => {
+    while (next < userIds.length) await writer.awardXp({ guildId, userId: userIds[next++] as string, xp: 10 })
+  }))
+  return (await redisCpuUs(redis) - before) / count
+}
+
+/** The baseline's source, extracted from git beside a link to this checkout's node_modules. */
+function extractBaseline (cleanups: Cleanups): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  execFileSync('sh', ['-c', `git archive ${BASELINE} src package.json | tar -x -C ${dir}`])
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'))
+  return dir
+}
+
+async function benchAwards (cleanups: Cleanups, server: RedisServer, clock: FakeClock): Promise<void> {
+  const POOL = 10_000
+  const COUNT = 10_000
+  const baselineDir = extractBaseline(cleanups)
+  const before = {
+    client: await import(pathToFileURL(join(baselineDir, 'src/redis/client.ts')).href) as typeof import('../src/redis/client.js'),
+    keys: await import(pathToFileURL(join(baselineDir, 'src/redis/keys.ts')).href) as typeof import('../src/redis/keys.js'),
+    writer: await import(pathToFileURL(join(baselineDir, 'src/writer/leaderboard-writer.ts')).href) as { LeaderboardWriter: new (redis: unknown, keys: unknown) => AwardingWriter & { bulkSetMembers: LeaderboardWriter['bulkSetMembers'] } }
+  }
+  // Each its own connection: both define commands of the same names with different scripts.
+  const redisBefore = before.client.createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 30_000 })
+  const redisNowClient = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 30_000 })
+  cleanups.push(async () => { redisBefore.disconnect(); redisNowClient.disconnect() })
+  const writerBefore = new before.writer.LeaderboardWriter(redisBefore, new before.keys.KeyBuilder('before'))
+  const writer = new LeaderboardWriter(redisNowClient, new KeyBuilder('now'))
+  const GUILD = '500000000000000001'
+  const crowd = Array.from({ length: POOL }, (_, i) => ({ userId: String(i + 1), xp: 1000 + i, username: `member${i + 1}` }))
+  // History starts with the first write: the day after it is the first whole day, closed next.
+  clock.set(START - 3_600_000)
+  await writerBefore.bulkSetMembers(GUILD, crowd)
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' } })
+  await writer.bulkSetMembers(GUILD, crowd)
+  clock.set(START + DAY_MS + DAY_MS / 2)
+  const closed = await new DayCloser(redisNowClient, new KeyBuilder('now')).closeDue(GUILD)
+  console.log(`awards: ${fmt(POOL)} members a server, ${closed.length} day closed (members carry a history index), a weekly season; ${ROUNDS} rounds of ${fmt(COUNT)} awards, 100 in flight, load ${load()}`)
+  // One round of each first, so that both have their scripts loaded and their day's first touches behind them in part.
+  await awardCpu(redisBefore, writerBefore, GUILD, COUNT, POOL)
+  await awardCpu(redisNowClient, writer, GUILD, COUNT, POOL)
+  const ratios: number[] = []
+  const rows: Array<[number, number]> = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? ['before', 'now'] as const : ['now', 'before'] as const
+    const us: Record<string, number> = {}
+    for (const which of order) {
+      us[which] = which === 'before'
+        ? await awardCpu(redisBefore, writerBefore, GUILD, COUNT, POOL)
+        : await awardCpu(redisNowClient, writer, GUILD, COUNT, POOL)
+    }
+    rows.push([us.before ?? NaN, us.now ?? NaN])
+    ratios.push((us.now ?? NaN) / (us.before ?? NaN))
+  }
+  console.log('| round | before: Redis µs/award | with seasons and history | ratio |')
+  console.log('|---|---|---|---|')
+  rows.forEach(([b, n], i) => { console.log(`| ${i + 1} | ${fmt(b, 1)} | ${fmt(n, 1)} | ${fmt(n / b, 3)} |`) })
+  console.log(`median ratio: ${fmt(median(ratios), 3)} (range ${fmt(Math.min(...ratios), 3)} to ${fmt(Math.max(...ratios), 3)}); load ${load()}\n`)
+}
+
+async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeClock): Promise<void> {
+  const GUILD = '600000000000000001'
+  const keys = new KeyBuilder('lb')
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+  cleanups.push(async () => { redis.disconnect() })
+  const writer = new LeaderboardWriter(redis, keys)
+  const closer = new DayCloser(redis, keys, { chunk: Number(args.chunk) })
+  const k = keys.guild(GUILD)
+
+  clock.set(START - 3_600_000)
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, seasonRetention: 1, historyDays: 30 })
+  let started = performance.now()
+  await seedGuild(writer, { guildId: GUILD, members: MEMBERS, seed: 'bench-history' })
+  console.log(`close: seeded ${fmt(MEMBERS)} members in ${fmt((performance.now() - started) / 1000, 1)} s; load ${load()}`)
+  clock.set(START + 3_600_000)
+  started = performance.now()
+  // The seeded crowd's ids (seedGuild spells them as a bot's snowflakes).
+  const members: string[] = []
+  let cursor = '0'
+  do {
+    const [next, flat] = await redis.zscan(k.board, cursor, 'COUNT', 10_000)
+    cursor = next
+    for (let i = 0; i < flat.length; i += 2) members.push(userIdFromBoardMember(flat[i] as string))
+  } while (cursor !== '0')
+  await awardAll(writer, GUILD, members)
+  console.log(`day 1: every member awarded XP in ${fmt((performance.now() - started) / 1000, 1)} s (the season's board holds ${fmt(await redis.zcard(k.seasonCurrent))})`)
+  const membersHashBefore = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
+
+  console.log('| day closed | season end: ms, SLOWLOG | close: ms, SLOWLOG | load |')
+  console.log('|---|---|---|---|')
+  const closeMs: number[] = []
+  const endMs: number[] = []
+  let slowCalls = 0
+  for (let day = 1; day <= DAYS; day++) {
+    clock.set(START + day * DAY_MS + 60_000)
+    let endCell = '-'
+    if (day % 7 === 0) {
+      const end = await watched(redis, async () => await writer.seasons.endIfDue(GUILD, undefined, await redisNow(redis)))
+      if (!end.value) throw new Error(`the season due on day ${day} did not end`)
+      endMs.push(end.ms)
+      slowCalls += end.slow.length
+      endCell = `${fmt(end.ms, 1)}, ${describeSlow(end.slow)}`
+      if (day === 7) {
+        // At once a manual end: with season_retention 1 it drops the first season's board, every member's.
+        const manual = await watched(redis, async () => await writer.endSeason(GUILD, { name: 'by hand' }))
+        slowCalls += manual.slow.length
+        endCell += `; by hand, dropping a board of ${fmt(MEMBERS)}: ${fmt(manual.ms, 1)}, ${describeSlow(manual.slow)}`
+      }
+    }
+    const close = await watched(redis, async () => await closer.closeDue(GUILD))
+    if (close.value.length !== 1) throw new Error(`day ${day}: closed ${close.value.join(', ')}`)
+    closeMs.push(close.ms)
+    slowCalls += close.slow.length
+    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)}, ${describeSlow(close.slow)} | ${load()} |`)
+    if (day === 1) {
+      const membersHashAfter = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
+      console.log(`(the first close gave every member a history index: the member records grew by ${fmt((membersHashAfter - membersHashBefore) / MEMBERS, 1)} bytes a member, once)`)
+    }
+    if (day < DAYS) await awardAll(writer, GUILD, randomMembers(ACTIVE, members.length).map((i) => members[Number(i) - 1] as string))
+  }
+  console.log(`season ends: ${endMs.length}, max ${fmt(Math.max(...endMs), 1)} ms; closes: ${closeMs.length}, median ${fmt(median(closeMs))} ms, max ${fmt(Math.max(...closeMs))} ms; Redis calls over 5 ms: ${slowCalls}`)
+
+  // What history keeps: every key of the server's history, per member per day kept.
+  const histKeys: string[] = []
+  cursor = '0'
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${k.hist}*`, 'COUNT', 1000)
+    cursor = next
+    histKeys.push(...found)
+  } while (cursor !== '0')
+  let bytes = 0
+  const byKind = new Map<string, number>()
+  for (const key of histKeys) {
+    const used = Number(await redis.memory('USAGE', key, 'SAMPLES', 0))
+    bytes += used
+    const kind = key.slice(k.hist.length).replace(/\d{4}-\d\d-\d\d/, '<day>')
+    byKind.set(kind, (byKind.get(kind) ?? 0) + used)
+  }
+  const kept = (await redis.hkeys(k.histStats)).length
+  console.log(`history: ${histKeys.length} keys, ${kept} days kept, ${fmt(bytes / 1e6, 1)} MB: ${fmt(bytes / MEMBERS / kept, 2)} bytes per member per day kept`)
+  for (const [kind, used] of byKind) console.log(`  ${k.hist}${kind}: ${fmt(used / 1e6, 2)} MB`)
+  for (const day of (await redis.hkeys(k.histStats)).sort()) {
+    const [ranks, changes] = await Promise.all([keys.histRanks(GUILD, day), keys.histChanges(GUILD, day)]
+      .map(async (key) => Number(await redis.memory('USAGE', key, 'SAMPLES', 0) ?? 0)))
+    console.log(`  ${day}: ranks ${fmt((ranks ?? 0) / MEMBERS, 2)} + changes ${fmt((changes ?? 0) / MEMBERS, 2)} bytes per member`)
+  }
+  const today = new Date(START + DAYS * DAY_MS).toISOString().slice(0, 10)
+  const live = [keys.day(GUILD, today), keys.dayStart(GUILD, today)]
+  for (const key of live) console.log(`  (live, today's: ${key}: ${fmt(Number(await redis.memory('USAGE', key, 'SAMPLES', 0) ?? 0) / 1e6, 2)} MB)`)
+  console.log(`load ${load()}`)
+}
+
+async function main (cleanups: Cleanups): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-history-'))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  const clock = FakeClock.inDirectory(dir)
+  const server = await RedisServer.start([], clock.env())
+  cleanups.push(async () => { await server.close() })
+  const probe = createRedis({ url: server.url, offlineQueue: true })
+  const version = /^redis_version:(\S+)/m.exec(await probe.info('server'))?.[1] ?? '?'
+  probe.disconnect()
+  console.log(`cores: ${availableParallelism()}  node: ${process.version}  redis: ${version}  load average at start: ${load()}\n`)
+  if (args.only === undefined || args.only === 'awards') await benchAwards(cleanups, server, clock)
+  if (args.only === undefined || args.only === 'close') await benchClose(cleanups, server, clock)
+}
+
+await runBenchmark(main)

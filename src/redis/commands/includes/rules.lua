@@ -1,0 +1,115 @@
+-- Rules applied on write (issue 29): a server's cooldown, daily cap, curve and role rewards, read
+-- from its settings hash once per script call. The gain itself (multipliers, boosts, an XP range's
+-- draw) is computed by the caller from the settings of a given epoch (src/rules/gain.ts): a script
+-- that takes such a gain checks the epoch first (includes/calendar-counting.lua's calendar_check),
+-- and applies nothing when it moved.
+--- @include "levels"
+
+-- The longest cooldown the settings allow (SETTINGS_LIMITS.cooldownSeconds.max), in ms: a
+-- member's last award older than this can never hold an award off, whatever the setting becomes.
+local MAX_COOLDOWN_MS = 3600 * 1000
+
+-- The server's rules for this call (its epoch checked by the caller). Sets the custom curve for
+-- level_for_xp('custom').
+--   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
+--     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
+--     level past a custom curve's last) }
+local function load_rules (settings_key)
+  local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
+                       'role_rewards', 'role_rewards_mode')
+  local curve = f[1] or 'mee6'
+  local last_level = math.huge
+  if curve == 'custom' then
+    if f[2] then
+      local thresholds = cjson.decode(f[2])
+      use_custom_curve(thresholds)
+      last_level = #thresholds
+    else
+      curve = 'mee6'
+    end
+  end
+  local rewards, reward_xp = {}, {}
+  if f[5] and f[5] ~= '[]' then rewards = cjson.decode(f[5]) end
+  for i, reward in ipairs(rewards) do
+    reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
+  end
+  return {
+    curve = curve,
+    cooldown_ms = 1000 * (tonumber(f[3]) or 0),
+    cap = tonumber(f[4]) or 0,
+    rewards = rewards,
+    reward_xp = reward_xp,
+    mode = f[6] or 'stack'
+  }
+end
+
+-- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too recent.
+local function in_cooldown (rules, cooldowns_key, member, now)
+  if rules.cooldown_ms == 0 then return false end
+  local last = redis.call('ZSCORE', cooldowns_key, member)
+  return last ~= false and now - tonumber(last) < rules.cooldown_ms
+end
+
+-- Records an applied award's time for the cooldown (only while a cooldown is set).
+local function start_cooldown (rules, cooldowns_key, member, now)
+  if rules.cooldown_ms > 0 then redis.call('ZADD', cooldowns_key, now, member) end
+end
+
+-- Once per call that awarded with a cooldown set: members whose last award is past any cooldown
+-- leave the board, which lives as long as the longest cooldown after its last award.
+local function trim_cooldowns (rules, cooldowns_key, now)
+  if rules.cooldown_ms == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', cooldowns_key, '-inf', '(' .. string.format('%d', now - MAX_COOLDOWN_MS))
+  redis.call('PEXPIRE', cooldowns_key, MAX_COOLDOWN_MS)
+end
+
+-- The XP the member may still gain today, or nil for no cap. The day's board (board member ->
+-- the XP its awards gained in the server's day, includes/calendar-counting.lua) is the cap's
+-- count: the history's day board, one key and one count.
+local function cap_room (rules, day_key, member)
+  if rules.cap == 0 then return nil end
+  return rules.cap - tonumber(redis.call('ZSCORE', day_key, member) or '0')
+end
+
+-- How many rewards a member holding `xp` has reached: a reward's level is reached at its XP, so
+-- the rewards need no level of the member (binary search of reward_xp, which follows the levels).
+local function rewards_reached (rules, xp)
+  local t = rules.reward_xp
+  local lo, hi = 0, #t
+  while lo < hi do
+    local mid = math.floor((lo + hi + 1) / 2)
+    if t[mid] <= xp then lo = mid else hi = mid - 1 end
+  end
+  return lo
+end
+
+-- The reward roles of a member that reached the first `k` rewards, in the settings' order: with
+-- `stack` all of them, with `replace` those of the highest reward level among them (role-rewards.ts).
+local function roles_at (rules, k)
+  local out = {}
+  if k == 0 then return out end
+  local first = 1
+  if rules.mode == 'replace' then
+    local top = rules.rewards[k].level
+    first = k
+    while first > 1 and rules.rewards[first - 1].level == top do first = first - 1 end
+  end
+  for i = first, k do out[#out + 1] = rules.rewards[i].roleId end
+  return out
+end
+
+-- What a move from old_xp to new_xp asks the bot to change: { add = {…}, remove = {…} }, or nil
+-- when no reward's level lies between them.
+local function role_changes (rules, old_xp, new_xp)
+  if #rules.rewards == 0 then return nil end
+  local from, to = rewards_reached(rules, old_xp), rewards_reached(rules, new_xp)
+  if from == to then return nil end
+  local before, after = roles_at(rules, from), roles_at(rules, to)
+  local had, has = {}, {}
+  for _, role in ipairs(before) do had[role] = true end
+  for _, role in ipairs(after) do has[role] = true end
+  local add, remove = {}, {}
+  for _, role in ipairs(after) do if not had[role] then add[#add + 1] = role end end
+  for _, role in ipairs(before) do if not has[role] then remove[#remove + 1] = role end end
+  return { add = add, remove = remove }
+end
