@@ -174,8 +174,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     REDIS_URL: server.url,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
-    PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 })
+    PLAN_LIMITS: JSON.stringify({ free: 1e9, starter: 1e9, professional: 1e9 }),
+    // One address (autocannon's) makes every public request: its limit out of the way.
+    PUBLIC_LIMIT_PER_MINUTE: '1000000'
   }
+  // The server's public board, read with no key beside the keyed reads (the "public" rows).
+  await writer.configureGuild(GUILD, { name: 'Bench', public: { enabled: true, slug: 'bench' } })
   const servicePort = await freePort()
   const serviceBase = `http://127.0.0.1:${servicePort}`
   await startProcess(cleanups, ['dist/server.js'], { ...env, PORT: String(servicePort) }, `${serviceBase}/readyz`)
@@ -211,7 +215,12 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'leaderboard season=current limit=100', path: `${api}/leaderboard?season=current&limit=100`, headers: auth },
     { label: 'member history days=30', path: `${api}/members/${member}/history?days=30`, headers: auth },
     { label: 'stats history days=30', path: `${api}/stats/history?days=30`, headers: auth },
-    { label: 'stats', path: `${api}/stats`, headers: auth }
+    { label: 'stats', path: `${api}/stats`, headers: auth },
+    { label: 'public leaderboard limit=10', path: '/public/v1/bench/leaderboard?limit=10' },
+    { label: 'public leaderboard limit=100', path: '/public/v1/bench/leaderboard?limit=100' },
+    { label: 'public member', path: `/public/v1/bench/members/${member}` },
+    { label: 'public page limit=100 gzip', path: '/p/bench?limit=100', headers: { 'accept-encoding': 'gzip' } },
+    { label: 'public card.svg', path: `/public/v1/bench/members/${member}/card.svg` }
   ]
   const first = await fetch(serviceBase + (endpoints[0]?.path ?? ''), { headers: auth })
   const etag = first.headers.get('etag')

@@ -25,7 +25,7 @@ import corsPlugin from './plugins/cors.js'
 import { webhookDeliveryPlugin } from './plugins/webhooks.js'
 import calendarTickerPlugin from './plugins/calendar-ticker.js'
 import healthRoutes from './routes/health.js'
-import apiRoutes from './routes/api/index.js'
+import apiRoutes, { API_PREFIX, PUBLIC_PREFIX } from './routes/api/index.js'
 import { trustProxyOption } from './http/client-address.js'
 import { httpServerOptions } from './http/server-options.js'
 import { REQUEST_ID_PATTERN } from './schemas/headers.js'
@@ -33,7 +33,7 @@ import { SECURITY_HEADERS } from './http/security-headers.js'
 import { accessGuard, type GuardOptions } from './pipeline/access.js'
 import { closedQueryString, requestValidators } from './http/request-validation.js'
 
-export const API_PREFIX = '/api/v1'
+export { API_PREFIX }
 
 export interface AppOptions {
   config: Config
@@ -78,17 +78,23 @@ export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<
   await fastify.register(docsPagePlugin)
   await fastify.register(calendarTickerPlugin)
   await fastify.register(healthRoutes)
-  await fastify.register(apiRoutes, { prefix: API_PREFIX })
+  await fastify.register(apiRoutes)
 }
 
 const REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
-/** The public API's routes: key access under /api/v1, the docs page's assets open. */
+/** The public API's routes: key access under /api/v1, public boards (no key) under /public/v1 and at /p/, the docs page's assets open. */
 const apiGuard = (): GuardOptions => ({
-  prefix: API_PREFIX,
-  kinds: ['key'],
+  prefixes: [API_PREFIX, PUBLIC_PREFIX],
+  kinds: ['key', 'public'],
   documents: [DOCS_PREFIX],
-  hooks: (fastify) => ({ authenticate: fastify.authenticate, admit: fastify.admit, reserveStream: fastify.live?.reserve })
+  hooks: (fastify) => ({
+    authenticate: fastify.authenticate,
+    admit: fastify.admit,
+    reserveStream: fastify.live?.reserve,
+    admitPublic: fastify.admitPublic,
+    reservePublicStream: fastify.publicBoards?.reserve
+  })
 })
 
 export function buildApp (config: Config, options: FastifyServerOptions = {}) {
@@ -128,6 +134,7 @@ export function buildInstance (config: Config, plugin: FastifyPluginAsync<AppOpt
   fastify.addHook('onRoute', accessGuard(guard))
   fastify.addHook('onRoute', closedQueryString)
   fastify.decorateRequest('refusal', null)
+  fastify.decorateRequest('publicServer', undefined)
   // The headers every response carries, set first (an onSend hook would cost every request a
   // hook runner more): the request id and the security headers.
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -79,6 +79,16 @@ export class ApiKeyNotFoundError extends LeaderboardError<'api_key_not_found'> {
   constructor (id: string) { super('api_key_not_found', `no API key with id ${id}`) }
 }
 
+/** A public board's slug another server of the installation holds; nothing was changed. */
+export class SlugTakenError extends LeaderboardError<'slug_taken'> {
+  constructor (slug: string) { super('slug_taken', `the public slug ${JSON.stringify(slug)} belongs to another server; choose another`) }
+}
+
+/** A public board's slug that names no public board (unknown, or its server is not public). */
+export class BoardNotFoundError extends LeaderboardError<'board_not_found'> {
+  constructor (slug: string) { super('board_not_found', `no public board is at ${JSON.stringify(slug)}`) }
+}
+
 /** A change (rotation, plan) asked of a key that was revoked or has expired; nothing was changed. */
 export class ApiKeyInactiveError extends LeaderboardError<'api_key_inactive'> {
   constructor (message: string) { super('api_key_inactive', message) }

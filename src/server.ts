@@ -12,7 +12,7 @@ import { CLOSE_GRACE_MS } from './pipeline/lifecycle.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { demoStatePath, readDemoState, writeDemoState } from './demo/demo-state.js'
 import { startLocalRedis } from './demo/local-redis.js'
-import { prepareDemo, seasonCurlLines, seedDemo } from './demo/prepare-demo.js'
+import { DEMO_SLUG, prepareDemo, seasonCurlLines, seedDemo } from './demo/prepare-demo.js'
 import { startDemoBot } from './demo/demo-bot.js'
 import demoPagePlugin from './plugins/demo-page.js'
 import { LeaderboardWriter } from './writer/leaderboard-writer.js'
@@ -52,8 +52,8 @@ const app = buildApp(config)
 app.log.info({ ioredisGcFix: gcFix }, gcFix.applied
   ? 'ioredis young-collection fix applied'
   : `ioredis young-collection fix not applied (${gcFix.reason ?? ''}): correct, with longer young-collection pauses`)
-// The demo's live leaderboard page at / (and its simulated bot, started below).
-if (localRedis !== undefined) app.register(demoPagePlugin)
+// The demo's page at / (its server's public board), and its simulated bot, started below.
+if (localRedis !== undefined) app.register(demoPagePlugin, { slug: DEMO_SLUG })
 let demoBot: { stop: () => void } | undefined
 // The write API, on its own listener when ADMIN_PORT is set: the public port never serves a write.
 // With METRICS_PORT, its requests are measured in the API's metrics, which exist once the API is ready.
@@ -167,8 +167,7 @@ if (localRedis !== undefined) {
     `  ${demo.curl}`,
     ...moreCurls.map((line) => `  ${line}`),
     '',
-    // The key goes in the fragment, which browsers never send: it stays out of every log.
-    `  Live leaderboard page (a simulated bot awards XP every second): ${baseUrl}/#key=${demo.key}&guild=${demo.guildId}`,
+    `  Live leaderboard page (the demo server's public board; a simulated bot awards XP every second): ${demo.pageUrl}`,
     ...(admin === undefined
       ? []
       : [

@@ -32,7 +32,8 @@ t.test('swagger-parser validates it, and Redocly\'s recommended rules find nothi
 t.test('every operation of the write API is named, needs a bearer token, and lives under /admin/v1', async (t) => {
   t.same(operations.map((o) => o.operationId).sort(), [
     'awardXp', 'changeKey', 'claimDaily', 'createKey', 'createWebhook', 'deleteWebhook', 'endSeason', 'exportMembers', 'getHealth', 'getReadiness', 'getSettings',
-    'importMembers', 'listKeys', 'listWebhookDeliveries', 'listWebhooks', 'pingWebhook', 'previewSettings', 'removeMember', 'revokeKey', 'rotateKey', 'setMember', 'setSettings'
+    'importMembers', 'listKeys', 'listWebhookDeliveries', 'listWebhooks', 'pingWebhook', 'previewSettings', 'removeMember', 'revokeKey', 'rotateKey', 'setMember', 'setSettings',
+    'setVisibility', 'setVisibilityBatch'
   ])
   t.same(document.security, [{ bearer: [] }])
   t.match(document.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer' })

@@ -51,15 +51,15 @@ t.test('members are ordered by xp descending, ties by user_id ascending as numbe
   }
 })
 
-t.test('entries carry username, level and xp; a member never named shows its id', async (t) => {
+t.test('entries carry username, profile, level and xp; a member never named shows its id and null profile', async (t) => {
   const { app, writer, key } = await withKey(t)
-  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 155, username: 'Ada' })
+  await writer.awardXp({ guildId: GUILD, userId: '1', xp: 155, username: 'Ada', displayName: 'Ada L.', avatarUrl: 'https://cdn.example/a.png' })
   await writer.awardXp({ guildId: GUILD, userId: '2', xp: 99 })
   const { body } = await get(app, `/api/v1/servers/${GUILD}/leaderboard`, key)
   t.same(body, {
     data: [
-      { rank: 1, user_id: '1', username: 'Ada', level: 1, xp: 155, rank_change: null },
-      { rank: 2, user_id: '2', username: '2', level: 0, xp: 99, rank_change: null }
+      { rank: 1, user_id: '1', username: 'Ada', display_name: 'Ada L.', avatar_url: 'https://cdn.example/a.png', level: 1, xp: 155, level_progress: { xp: 55, required: 155 }, rank_change: null },
+      { rank: 2, user_id: '2', username: '2', display_name: null, avatar_url: null, level: 0, xp: 99, level_progress: { xp: 99, required: 100 }, rank_change: null }
     ],
     total: 2,
     page: 1
@@ -230,10 +230,10 @@ t.test('a server with no data: empty leaderboard, zero stats with default or con
   const board = await get(app, `/api/v1/servers/${GUILD}/leaderboard`, key)
   t.same(board.body, { data: [], total: 0, page: 1 })
   const stats = await get(app, `/api/v1/servers/${GUILD}/stats`, key)
-  t.same(stats.body, { total_members: 0, total_xp: 0, average_level: 0, xp_curve: 'mee6', xp_multiplier: 1 })
-  await writer.configureGuild(GUILD, { curve: 'flat', multiplier: '2.5' })
+  t.same(stats.body, { total_members: 0, total_xp: 0, average_level: 0, xp_curve: 'mee6', xp_multiplier: 1, name: null, icon_url: null })
+  await writer.configureGuild(GUILD, { curve: 'flat', multiplier: '2.5', name: 'Café Guild', iconUrl: 'https://cdn.example/icon.png' })
   const configured = await get(app, `/api/v1/servers/${GUILD}/stats`, key)
-  t.same(configured.body, { total_members: 0, total_xp: 0, average_level: 0, xp_curve: 'flat', xp_multiplier: 2.5 })
+  t.same(configured.body, { total_members: 0, total_xp: 0, average_level: 0, xp_curve: 'flat', xp_multiplier: 2.5, name: 'Café Guild', icon_url: 'https://cdn.example/icon.png' })
 })
 
 t.test('stats: members with xp > 0, total xp, average level rounded half up', async (t) => {
@@ -244,7 +244,7 @@ t.test('stats: members with xp > 0, total xp, average level rounded half up', as
   await writer.setXp({ guildId: GUILD, userId: '2', xp: 2999 })
   await writer.setXp({ guildId: GUILD, userId: '3', xp: 0 })
   const { body } = await get(app, `/api/v1/servers/${GUILD}/stats`, key)
-  t.same(body, { total_members: 2, total_xp: 4499, average_level: 2, xp_curve: 'flat', xp_multiplier: 1 })
+  t.same(body, { total_members: 2, total_xp: 4499, average_level: 2, xp_curve: 'flat', xp_multiplier: 1, name: null, icon_url: null })
   await writer.setXp({ guildId: GUILD, userId: '4', xp: 1000 })
   // levels 1, 2, 1: mean 1.33 -> 1
   t.equal((await get(app, `/api/v1/servers/${GUILD}/stats`, key)).body.average_level, 1)

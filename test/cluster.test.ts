@@ -33,9 +33,9 @@ t.test('the API reads, authenticates and rate-limits on a cluster', async (t) =>
     t.equal(board.statusCode, 200)
     t.same(board.json(), {
       data: [
-        { rank: 1, user_id: '9', username: '9', level: 2, xp: 300, rank_change: null },
-        { rank: 2, user_id: '10', username: 'Ada', level: 2, xp: 300, rank_change: null },
-        { rank: 3, user_id: '11', username: '11', level: 0, xp: 0, rank_change: null }
+        { rank: 1, user_id: '9', username: '9', display_name: null, avatar_url: null, level: 2, xp: 300, level_progress: { xp: 50, required: 275 }, rank_change: null },
+        { rank: 2, user_id: '10', username: 'Ada', display_name: null, avatar_url: null, level: 2, xp: 300, level_progress: { xp: 50, required: 275 }, rank_change: null },
+        { rank: 3, user_id: '11', username: '11', display_name: null, avatar_url: null, level: 0, xp: 0, level_progress: { xp: 0, required: 75 }, rank_change: null }
       ],
       total: 3,
       page: 1
@@ -43,7 +43,7 @@ t.test('the API reads, authenticates and rate-limits on a cluster', async (t) =>
     const member = await app.inject({ url: `/api/v1/servers/${guildId}/members/11`, headers })
     t.match(member.json(), { rank: 3, daily_streak: 1 })
     const stats = await app.inject({ url: `/api/v1/servers/${guildId}/stats`, headers })
-    t.same(stats.json(), { total_members: 2, total_xp: 600, average_level: 2, xp_curve: 'linear', xp_multiplier: 1 })
+    t.same(stats.json(), { total_members: 2, total_xp: 600, average_level: 2, xp_curve: 'linear', xp_multiplier: 1, name: null, icon_url: null })
     t.equal(stats.headers['x-ratelimit-remaining'], '0')
     const refused = await app.inject({ url: `/api/v1/servers/${guildId}/stats`, headers })
     t.equal(refused.statusCode, 429, 'the per-key limit holds on the cluster')

@@ -1,7 +1,8 @@
-// The demo's live leaderboard page in a real browser: `npm start` without REDIS_URL prints the
-// page's address; headless Chromium (Debian's, driven by puppeteer-core) renders the top 10 from
-// the stream, then shows a change the simulated bot made, without a reload, under the page's own
-// Content-Security-Policy. With REDIS_URL set there is no page and no bot.
+// The demo's page in a real browser: `npm start` without REDIS_URL prints the address of the demo
+// server's public board, where `/` leads too; headless Chromium (Debian's, driven by
+// puppeteer-core) shows its rows as served, then a change the simulated bot made, without a
+// reload, under the page's own Content-Security-Policy. With REDIS_URL set there is no page and
+// no bot.
 import t from 'tap'
 import { existsSync } from 'node:fs'
 import puppeteer from 'puppeteer-core'
@@ -10,9 +11,13 @@ import { startServer, tempDir } from './helpers/server-process.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 
-t.test('the demo page renders the top 10 live and shows a change without a reload', { skip: existsSync(CHROMIUM) ? false : `no ${CHROMIUM} (apt-get install chromium)` }, async (t) => {
+t.test('the demo page is the demo server\'s public board, live, and / leads to it', { skip: existsSync(CHROMIUM) ? false : `no ${CHROMIUM} (apt-get install chromium)` }, async (t) => {
   const server = startServer(t)
-  const [, pageUrl = ''] = await server.waitFor(/Live leaderboard page[^:]*: (http:\/\/127\.0\.0\.1:\d+\/#key=\S+&guild=\d+)/)
+  const [, pageUrl = '', base = ''] = await server.waitFor(/Live leaderboard page[^:]*: ((http:\/\/127\.0\.0\.1:\d+)\/p\/demo)\s/)
+
+  const root = await fetch(`${base}/`, { redirect: 'manual' })
+  t.equal(root.status, 302, '/ leads to the page')
+  t.equal(root.headers.get('location'), '/p/demo')
 
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -25,22 +30,23 @@ t.test('the demo page renders the top 10 live and shows a change without a reloa
   const problems: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()) })
   page.on('pageerror', (error) => { problems.push(String(error)) })
-  const response = await page.goto(pageUrl)
-  t.equal(response?.status(), 200, 'the page is served at /')
-  t.match(response?.headers()['content-security-policy'], /script-src 'self' 'sha256-/, 'with its own CSP, allowing its scripts by hash')
+  const response = await page.goto(`${base}/`)
+  t.equal(response?.status(), 200, 'the page is served')
+  t.equal(page.url(), pageUrl, 'at the printed address')
+  t.match(response?.headers()['content-security-policy'], /script-src 'sha256-/, 'with its own CSP, allowing its script by hash')
+  t.equal(await page.$eval('h1', (h) => h.textContent), 'Demo server', 'the server\'s name, not its id')
 
   // (Strings: they run in the page, and this project's TypeScript has no DOM types.)
-  await page.waitForFunction("document.querySelectorAll('#rows tr').length === 10", { timeout: 0 }) // as long as the machine takes (the file's guard bounds it)
-  const rows = async (): Promise<string[]> => await page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.textContent ?? ''))
+  const rows = async (): Promise<string[]> => await page.$$eval('#board tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''))
   const first = await rows()
-  t.equal(first.length, 10, 'the top 10 is rendered from the stream')
+  t.equal(first.length, 25, 'a page of rows, as served')
   t.match(first[0], /^1/, 'rank 1 first')
 
   // The bot awards XP every second: a later update changes the rows, in the same page.
   await page.evaluate("window.marker = 'same page'")
   await page.waitForFunction(`(() => {
-    const now = [...document.querySelectorAll('#rows tr')].map((tr) => tr.textContent)
-    return now.length === 10 && now.join('|') !== ${JSON.stringify(first.join('|'))}
+    const now = [...document.querySelectorAll('#board tbody tr')].map((tr) => tr.textContent)
+    return now.length === 25 && now.join('|') !== ${JSON.stringify(first.join('|'))}
   })()`, { timeout: 0 }) // as long as the machine takes (the file's guard bounds it)
   t.not((await rows()).join('|'), first.join('|'), 'a change arrived')
   t.equal(await page.evaluate('window.marker'), 'same page', 'without a reload')

@@ -69,7 +69,7 @@ t.test('a file with no names keeps the names already recorded', async (t) => {
   t.equal((await boardOf(redis, keys.guild(g))).get('1100000000000000778'), 9051)
 })
 
-t.test('display names and avatar URLs are read and handed on with each row (not stored yet): the bot\'s own, or its Discord hash as a CDN URL', async (t) => {
+t.test('display names and avatar URLs are read and handed on with each row: the bot\'s own, or its Discord hash as a CDN URL', async (t) => {
   const rowsOf = async (format: JsonImportFormat, name: string): Promise<Map<unknown, SourceRow>> => {
     const rows = new Map<unknown, SourceRow>()
     for await (const batch of jsonSource(Readable.from([await readText(fixture(name))]), format).rows) for (const row of batch) rows.set(row.userId, row)
@@ -84,6 +84,27 @@ t.test('display names and avatar URLs are read and handed on with each row (not 
   t.match(polaris.get('1100000000000000778'), { displayName: 'Zoë 🎉', avatarUrl: 'https://cdn.discordapp.com/embed/avatars/1.png' })
   const amari = await rowsOf('amari', 'amari.json')
   t.same(Object.keys(amari.get(BIG) ?? {}).sort(), ['at', 'userId', 'username', 'xp'], 'Amari gives neither')
+})
+
+t.test('imports store the display names and avatar URLs a bot gives; the reads return them, null where none was given', async (t) => {
+  for (const [format, name] of [['lurkr', 'lurkr.json'], ['polaris', 'polaris.json']] as const) {
+    const g = newGuild()
+    await importFile(writer, g, fixture(name), { format })
+    const { data } = (await reader.readMembers(g, [BIG, '1100000000000000778', NEAR])).value
+    const byId = new Map(data.map((m) => [m.user_id, m]))
+    if (format === 'lurkr') {
+      t.match(byId.get(BIG), { display_name: 'Crimson Otter', avatar_url: `https://cdn.discordapp.com/avatars/${BIG}/a_0123456789abcdef0123456789abcdef.gif` }, 'lurkr: stored')
+      t.match(byId.get(NEAR), { display_name: null, avatar_url: null }, 'lurkr: none given, none stored')
+    } else {
+      t.match(byId.get(BIG), { display_name: 'otter (mod)', avatar_url: `https://cdn.discordapp.com/avatars/${BIG}/0123456789abcdef0123456789abcdef.png` }, 'polaris: stored')
+      t.match(byId.get('1100000000000000778'), { display_name: 'Zoë 🎉', avatar_url: 'https://cdn.discordapp.com/embed/avatars/1.png' })
+    }
+    const page = await reader.page(g, 1, 1)
+    t.equal(page.data[0]?.display_name, format === 'lurkr' ? 'Crimson Otter' : 'otter (mod)', `${format}: on the board's entries too`)
+  }
+  const g = newGuild()
+  await importFile(writer, g, fixture('amari.json'), { format: 'amari' })
+  t.match((await reader.member(g, BIG)), { display_name: null, avatar_url: null }, 'amari gives neither')
 })
 
 async function readText (path: string): Promise<string> {

@@ -54,7 +54,8 @@ async function serve (t: Test, overrides: Partial<Config> = {}, redisUrl = serve
     key,
     open: async (path, headers = {}) => await SseReader.open(t, base, path, { 'x-api-key': key, ...headers }),
     get: async (path) => {
-      const response = await fetch(new URL(path, base), { headers: { 'x-api-key': key } })
+      // Uncompressed, so its ETag is the one a stream's event carries (a compressed body's names its encoding).
+      const response = await fetch(new URL(path, base), { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } })
       return { status: response.status, etag: response.headers.get('etag'), body: await response.text(), remaining: response.headers.get('x-ratelimit-remaining') }
     }
   }

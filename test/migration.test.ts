@@ -10,7 +10,7 @@ import { createRedis, redisNow, type RedisClient } from '../src/redis/client.js'
 import { boardMember, KeyBuilder, SCHEMA_VERSION } from '../src/redis/keys.js'
 import { migrate, schemaVersion } from '../src/redis/migrate.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
-import { type Curve, CURVES, levelForXp } from '../src/levels/curves.js'
+import { type Curve, CURVES, levelForXp, levelProgress } from '../src/levels/curves.js'
 import { MemberNotFoundError } from '../src/errors.js'
 
 const DAY = 86_400_000
@@ -111,7 +111,10 @@ async function checkGuild (t: Test, redis: RedisClient, keys: KeyBuilder, guild:
   const reader = new LeaderboardReader(redis, keys)
   const curve = guild.curve ?? 'mee6'
   const order = ranked(guild)
-  const entries = order.map((m, i) => ({ rank: i + 1, user_id: m.userId, username: m.name ?? m.userId, level: levelForXp(curve, m.xp), xp: m.xp, rank_change: null }))
+  const entries = order.map((m, i) => {
+    const { level, xp, required } = levelProgress(curve, m.xp)
+    return { rank: i + 1, user_id: m.userId, username: m.name ?? m.userId, display_name: null, avatar_url: null, level, xp: m.xp, level_progress: { xp, required }, rank_change: null }
+  })
   const pages = []
   for (let page = 1; page <= Math.ceil(order.length / 7) + 1; page++) pages.push(await reader.page(g, page, 7))
   t.same(pages.flatMap((p) => p.data), entries, `${g}: paging through the board gives every member once, in order, with its name and level`)
@@ -144,7 +147,9 @@ async function checkGuild (t: Test, redis: RedisClient, keys: KeyBuilder, guild:
     total_xp: guild.members.reduce((a, m) => a + m.xp, 0),
     average_level: withXp.length === 0 ? 0 : Number((2n * levelSum + BigInt(withXp.length)) / (2n * BigInt(withXp.length))),
     xp_curve: curve,
-    xp_multiplier: 1
+    xp_multiplier: 1,
+    name: null,
+    icon_url: null
   }, `${g}: the stats`)
 }
 

@@ -67,14 +67,17 @@ t.test("Redocly's recommended rules find nothing to report", async (t) => {
   t.same(report, [], 'no warnings either')
 })
 
-t.test('every operation has an id, servers are set, and only the service endpoints need no key', async (t) => {
+t.test('every operation has an id, servers are set, and only the service endpoints and public boards need no key', async (t) => {
   const byId = operations(document)
   t.same([...byId.keys()].sort(), ['getHealth', 'getLeaderboard', 'getLeaderboardAroundMember', 'getMe', 'getMember', 'getMemberHistory', 'getMembers',
-    'getReadiness', 'getRoleRewards', 'getSeasons', 'getStats', 'getStatsHistory', 'streamLeaderboard', 'streamMember', 'streamStats'])
+    'getPublicLeaderboard', 'getPublicMember', 'getPublicRankCard', 'getPublicStats', 'getReadiness', 'getRoleRewards', 'getSeasons', 'getStats', 'getStatsHistory',
+    'streamLeaderboard', 'streamMember', 'streamPublicLeaderboard', 'streamPublicMember', 'streamPublicStats', 'streamStats'])
   t.same(document.servers, [{ url: '/', description: 'This instance' }])
   t.same(document.security, [{ apiKey: [] }], 'a key by default')
   t.match(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' })
-  for (const id of ['getHealth', 'getReadiness']) t.same(byId.get(id)?.security, [], `${id}: no key`)
+  for (const id of ['getHealth', 'getReadiness', 'getPublicLeaderboard', 'getPublicMember', 'getPublicStats', 'streamPublicLeaderboard']) {
+    t.same(byId.get(id)?.security, [], `${id}: no key`)
+  }
   for (const id of ['getLeaderboard', 'getMember', 'getStats', 'getLeaderboardAroundMember', 'getMembers', 'getMe']) t.equal(byId.get(id)?.security, undefined, `${id}: the default`)
   t.equal(document.info.license?.name, 'MIT')
 })
@@ -101,7 +104,7 @@ t.test("the Error schema's code lists every code the service sends, each with on
   const codes = document.components.schemas.Error?.properties?.code?.enum
   t.same(codes, ERROR_CODES)
   t.same([...ERROR_CODES].sort(), [
-    'bad_request', 'forbidden', 'headers_too_large', 'internal_error', 'invalid_api_key', 'invalid_parameter', 'member_not_found',
+    'bad_request', 'board_not_found', 'forbidden', 'headers_too_large', 'internal_error', 'invalid_api_key', 'invalid_parameter', 'member_not_found',
     'missing_api_key', 'not_found', 'payload_too_large', 'rate_limited', 'request_timeout', 'season_not_found', 'service_unavailable'
   ])
   const validate = ajv.compile({ $ref: 'openapi.json#/components/schemas/Error' })

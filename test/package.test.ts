@@ -34,7 +34,7 @@ t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
 
 t.test('npm pack of the service holds the built library, server, CLI and Lua scripts, and no sources or tests', async (t) => {
   const files = pack(['--dry-run'], dir).files.map((file) => file.path)
-  for (const entry of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/cli/main.js', 'dist/client/index.js', 'dist/redis/commands/award-xp-16.lua']) {
+  for (const entry of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/cli/main.js', 'dist/client/index.js', 'dist/redis/commands/award-xp-17.lua']) {
     t.ok(files.includes(entry), `packs ${entry}`)
   }
   t.same(files.filter((path) => /^(src|test|scripts)\//.test(path)), [], 'no sources, tests or scripts')
@@ -70,7 +70,7 @@ console.log(JSON.stringify({ data, refused }))
 `)
   // Not spawnSync: the service answers from this process.
   const read = await promisify(execFile)(process.execPath, ['read.mjs', key], { cwd: project, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
-  t.same(JSON.parse(read.stdout), { data: { data: [{ rank: 1, user_id: '42', username: 'Ada', level: 3, xp: 500, rank_change: null }], total: 1, page: 1 }, refused: 'invalid_api_key' })
+  t.same(JSON.parse(read.stdout), { data: { data: [{ rank: 1, user_id: '42', username: 'Ada', display_name: null, avatar_url: null, level: 3, xp: 500, level_progress: { xp: 25, required: 295 }, rank_change: null }], total: 1, page: 1 }, refused: 'invalid_api_key' })
 
   writeFileSync(join(project, 'dashboard.ts'), `
 import { LeaderboardClient, LeaderboardApiError, type ErrorCode, type MemberRecord } from 'guild-leaderboard-client'

@@ -17,7 +17,7 @@ import { boardMember, userIdFromBoardMember } from '../src/redis/keys.js'
 import { awardXp } from '../src/redis/write-scripts.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
-import { levelForXp } from '../src/levels/curves.js'
+import { levelProgress } from '../src/levels/curves.js'
 import { redisNow } from '../src/redis/client.js'
 
 const DAY = 86_400_000
@@ -220,7 +220,9 @@ t.test('the award script refuses a window that does not hold Redis time, changin
     from,
     until: to,
     weekExpireAt: keepUntil(p.week),
-    monthExpireAt: keepUntil(p.month)
+    monthExpireAt: keepUntil(p.month),
+    displayName: '',
+    avatarUrl: ''
   })
   const before = await dataSnapshot(raw, `${keys.prefix}:*`)
   const now = await redisNow(redis)
@@ -241,6 +243,12 @@ t.test('a replayed award (same operation id) counts into the period boards once'
   t.same(await periodBoard(period(p.month.label)), { 1: 25 })
 })
 
+/** A period board's entry under the linear curve: its level and progress are by the member's overall XP, `xp` the period's. */
+function entry (rank: number, userId: string, username: string, overall: number, xp: number) {
+  const { level, xp: within, required } = levelProgress('linear', overall)
+  return { rank, user_id: userId, username, display_name: null, avatar_url: null, level, xp, level_progress: { xp: within, required }, rank_change: null }
+}
+
 t.test('GET ?period= ranks by XP gained in the period, ties by user_id as numbers; level is overall; total counts members with period XP', async (t) => {
   const { writer, guildId, p, period, get } = await fixture(t)
   await writer.configureGuild(guildId, { curve: 'linear' })
@@ -255,9 +263,9 @@ t.test('GET ?period= ranks by XP gained in the period, ties by user_id as number
   const week = (await get('/leaderboard?period=week')).json()
   t.same(week, {
     data: [
-      { rank: 1, user_id: '5', username: '5', level: levelForXp('linear', 300), xp: 300, rank_change: null },
-      { rank: 2, user_id: '99', username: 'ninety-nine', level: levelForXp('linear', 50), xp: 50, rank_change: null },
-      { rank: 3, user_id: '100', username: 'veteran', level: levelForXp('linear', 9050), xp: 50, rank_change: null }
+      entry(1, '5', '5', 300, 300),
+      entry(2, '99', 'ninety-nine', 50, 50),
+      entry(3, '100', 'veteran', 9050, 50)
     ],
     total: 3,
     page: 1
@@ -266,7 +274,7 @@ t.test('GET ?period= ranks by XP gained in the period, ties by user_id as number
   t.same((await get('/leaderboard?period=month&page=9')).json(), { data: [], total: 3, page: 9 })
   t.same((await get('/leaderboard?period=last_week')).json().data.map((e: { user_id: string, xp: number }) => [e.user_id, e.xp]), [['5', 12], ['6', 11]])
   t.same((await get('/leaderboard?period=last_month')).json(), {
-    data: [{ rank: 1, user_id: '6', username: '6', level: levelForXp('linear', 100_000), xp: 400, rank_change: null }], total: 1, page: 1
+    data: [entry(1, '6', '6', 100_000, 400)], total: 1, page: 1
   })
   t.same((await get('/leaderboard?period=all')).json(), (await get('/leaderboard')).json(), 'all is the default')
   t.equal((await get('/leaderboard')).json().total, 4)

@@ -56,7 +56,7 @@ async function afterTheEvent (t: Test, apps: TestApp[], key: string, seen: { los
     const page = await getWhenUp(each, key, BOARD)
     t.equal(page.status, 200)
     t.notMatch(page.body, /"username":"lost"/, `instance ${i}: the lost member is not served`)
-    t.match(page.body, /"user_id":"2","username":"kept too","level":\d+,"xp":57/, `instance ${i}: the new write is`)
+    t.match(page.body, /"user_id":"2","username":"kept too","display_name":null,"avatar_url":null,"level":\d+,"xp":57,/, `instance ${i}: the new write is`)
     t.equal((await get(each, key, BOARD, seen.lost.etag)).status, 200, `instance ${i}: the lost page's ETag gets the page, not a 304`)
     const stats = await get(each, key, STATS, seen.lostStats.etag)
     t.equal(stats.status, 200, `instance ${i}: the lost stats' ETag gets the stats, not a 304`)

@@ -14,7 +14,7 @@ import { RedisClock } from '../src/redis/clock.js'
 import { buildTestApp } from './helpers/app.js'
 import { buildTestAdmin } from './helpers/admin.js'
 import { SseReader } from './helpers/sse.js'
-import { levelForXp } from '../src/levels/curves.js'
+import { levelForXp, levelProgress } from '../src/levels/curves.js'
 import { WebhookStore } from '../src/webhooks/webhook-store.js'
 import { queuedEvent } from '../src/webhooks/events.js'
 
@@ -245,19 +245,24 @@ t.test('season= reads: the board of XP gained in a season, its member records, a
   await writer.awardXp({ guildId: GUILD, userId: '3', xp: 5 })
   const { get } = await api(t, f)
   const level = (xp: number): number => levelForXp('mee6', xp)
+  // An entry as the board lists it: level and its progress by all-time XP, `xp` the season's.
+  const entry = (rank: number, userId: string, username: string, allTimeXp: number, xp: number): Record<string, unknown> => {
+    const { xp: into, required } = levelProgress('mee6', allTimeXp)
+    return { rank, user_id: userId, username, display_name: null, avatar_url: null, level: level(allTimeXp), xp, level_progress: { xp: into, required }, rank_change: null }
+  }
 
   const current = await get('/leaderboard?season=current')
   t.same(current.body, {
     data: [
-      { rank: 1, user_id: '2', username: 'Bo', level: level(5060), xp: 10, rank_change: null },
-      { rank: 2, user_id: '3', username: '3', level: level(5), xp: 5, rank_change: null }
+      entry(1, '2', 'Bo', 5060, 10),
+      entry(2, '3', '3', 5, 5)
     ],
     total: 2,
     page: 1
   })
   t.same((await get('/leaderboard?season=2')).body, current.body, 'season 2 is the current one')
   t.same((await get('/leaderboard?season=1&limit=1&page=2')).body, {
-    data: [{ rank: 2, user_id: '2', username: 'Bo', level: level(5060), xp: 50, rank_change: null }], total: 2, page: 2
+    data: [entry(2, '2', 'Bo', 5060, 50)], total: 2, page: 2
   }, 'season 1, ended: the XP gained in it, paged like any board')
   t.match((await get('/members/2?season=1')).body, { user_id: '2', xp: 50, rank: 2, level: level(5060), rank_change: null, weekly_xp: 10 })
   t.match((await get('/members/2')).body, { xp: 5060, rank: 1 }, 'without season: all time')
@@ -266,8 +271,8 @@ t.test('season= reads: the board of XP gained in a season, its member records, a
   t.same((await get('/members?ids=3,1,2&season=1')).body.data.map((m: { user_id: string, xp: number }) => [m.user_id, m.xp]), [['1', 100], ['2', 50]])
   t.same((await get('/members/2/around?season=1&radius=1')).body, {
     data: [
-      { rank: 1, user_id: '1', username: 'Ada', level: level(100), xp: 100, rank_change: null },
-      { rank: 2, user_id: '2', username: 'Bo', level: level(5060), xp: 50, rank_change: null }
+      entry(1, '1', 'Ada', 100, 100),
+      entry(2, '2', 'Bo', 5060, 50)
     ],
     total: 2,
     rank: 2

@@ -127,7 +127,7 @@ t.test('a field a route does not know is 400 naming it, never dropped; a PATCH a
   const ctx = await buildTestAdmin(t, server.url)
   const token = await ctx.token()
   const item = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3 }, { user_id: '6', xp: 3, usr_name: 'Ada' }] })
-  t.match(item, { status: 400, body: { code: 'invalid_parameter', message: 'awards/1/usr_name is not a field this route knows (it takes user_id, xp, username, op_id, role_ids, channel_id)' } })
+  t.match(item, { status: 400, body: { code: 'invalid_parameter', message: 'awards/1/usr_name is not a field this route knows (it takes user_id, xp, username, display_name, avatar_url, op_id, role_ids, channel_id)' } })
   const top = await call(ctx, 'POST', `/servers/${G}/awards`, token, { awards: [{ user_id: '5', xp: 3 }], dry_run: true })
   t.match(top, { status: 400, body: { message: 'dry_run is not a field this route knows (it takes awards)' } })
   t.same(await board(ctx), [], 'nothing applied')
@@ -232,7 +232,7 @@ t.test('the Idempotency-Key fingerprint is the body as sent: names in another or
 t.test('a body schema that leaves an object open is an error when the app is built', async (t) => {
   const config = parseConfig({ redisUrl: server.url, logLevel: 'silent' })
   // A listener of its own, with routes open to anyone: only the body schema is at stake.
-  const guard = { prefix: '/test', kinds: [], documents: [], hooks: () => ({}) }
+  const guard = { prefixes: ['/test'], kinds: [], documents: [], hooks: () => ({}) }
   const open = { access: { kind: 'service' } } as const
   for (const [what, body, path] of [
     ['the body itself', Type.Object({ a: Type.String() }), '/'],

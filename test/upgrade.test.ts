@@ -35,9 +35,9 @@ t.test('a service started on schema-1 data migrates it first and serves what it 
 
   const page = await app.inject({ url: `/api/v1/servers/${GUILD}/leaderboard`, headers: { 'x-api-key': key } })
   t.same(page.json().data, [
-    { rank: 1, user_id: '7', username: 'Ada', level: 2, xp: 300, rank_change: null },
-    { rank: 2, user_id: '99', username: 'Lin', level: 1, xp: 150, rank_change: null },
-    { rank: 3, user_id: '100', username: '100', level: 0, xp: 0, rank_change: null }
+    { rank: 1, user_id: '7', username: 'Ada', display_name: null, avatar_url: null, level: 2, xp: 300, level_progress: { xp: 45, required: 220 }, rank_change: null },
+    { rank: 2, user_id: '99', username: 'Lin', display_name: null, avatar_url: null, level: 1, xp: 150, level_progress: { xp: 50, required: 155 }, rank_change: null },
+    { rank: 3, user_id: '100', username: '100', display_name: null, avatar_url: null, level: 0, xp: 0, level_progress: { xp: 0, required: 100 }, rank_change: null }
   ])
   const member = await app.inject({ url: `/api/v1/servers/${GUILD}/members/7`, headers: { 'x-api-key': key } })
   t.match(member.json(), { username: 'Ada', rank: 1, daily_streak: 4, last_daily_claim: new Date(now - DAY).toISOString() })

@@ -68,7 +68,7 @@ export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Pro
  */
 export function buildAdminApp (config: Config, options: FastifyServerOptions = {}, metricsRegistry?: () => Registry | null) {
   return buildInstance(config, adminApp, {
-    prefix: ADMIN_PREFIX,
+    prefixes: [ADMIN_PREFIX],
     kinds: ['token'],
     documents: [ADMIN_DOCS_PREFIX],
     hooks: (fastify) => ({ authenticateToken: fastify.authenticateToken, checkTokenServer: fastify.checkTokenServer, idempotency: fastify.claimIdempotencyKey })

@@ -1,4 +1,5 @@
-// Members and servers from the shell: award, daily, guild set, and member show, set-xp, rename, remove.
+// Members and servers from the shell: award, daily, guild set, and member show, set-xp, rename, remove
+// (and hide, unhide, visibility: src/cli/visibility-commands.ts).
 import { type Command, Option } from 'commander'
 import { InvalidParameterError, MemberNotFoundError } from '../errors.js'
 import { CURVES, type Curve, MAX_XP } from '../levels/curves.js'
@@ -8,6 +9,7 @@ import type { RoleChanges } from '../rules/role-rewards.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { withRedis } from './connection.js'
 import { addGuildShow } from './guild-show.js'
+import { addVisibilityCommands } from './visibility-commands.js'
 import { fields, print, printJson } from './output.js'
 import * as parse from './parsers.js'
 
@@ -158,4 +160,6 @@ export function addMemberCommands (program: Command): void {
         print(`removed ${opts.user} from ${opts.guild}`)
       })
     })
+
+  addVisibilityCommands(member)
 }

@@ -2,7 +2,7 @@
 // do not edit by hand. The bodies of the API's answers, as plain types.
 
 /** Every error code the API sends (the `code` of an error body). */
-export type ErrorCode = 'bad_request' | 'invalid_parameter' | 'missing_api_key' | 'invalid_api_key' | 'forbidden' | 'member_not_found' | 'season_not_found' | 'not_found' | 'request_timeout' | 'payload_too_large' | 'rate_limited' | 'headers_too_large' | 'internal_error' | 'service_unavailable'
+export type ErrorCode = 'bad_request' | 'invalid_parameter' | 'missing_api_key' | 'invalid_api_key' | 'forbidden' | 'member_not_found' | 'board_not_found' | 'season_not_found' | 'not_found' | 'request_timeout' | 'payload_too_large' | 'rate_limited' | 'headers_too_large' | 'internal_error' | 'service_unavailable'
 
 /** The boards a leaderboard can rank by. */
 export type Period = 'all' | 'week' | 'month' | 'last_week' | 'last_month'
@@ -17,14 +17,32 @@ export interface LeaderboardEntry {
   rank: number
   user_id: string
   /**
-   * Display name; the user_id when none was recorded
+   * Username; the user_id when none was recorded
    */
   username: string
+  /**
+   * The member's display name in the server (its nickname), as the bot recorded it; null when none was
+   */
+  display_name: string | null
+  /**
+   * The member's avatar, an https URL, as the bot recorded it; null when none was
+   */
+  avatar_url: string | null
   level: number
   /**
    * XP; on a period's or a season's board, the XP gained in it
    */
   xp: number
+  level_progress: {
+    /**
+     * XP earned within the current level
+     */
+    xp: number
+    /**
+     * XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next
+     */
+    required: number
+  }
   /**
    * The rank at the end of the last closed day (in the server's time zone) minus the rank now: positive, moved up. null for a member who had no rank then, and on a period's or a season's board
    */
@@ -70,9 +88,17 @@ export interface AroundPage {
 export interface MemberRecord {
   user_id: string
   /**
-   * Display name; the user_id when none was recorded
+   * Username; the user_id when none was recorded
    */
   username: string
+  /**
+   * The member's display name in the server (its nickname), as the bot recorded it; null when none was
+   */
+  display_name: string | null
+  /**
+   * The member's avatar, an https URL, as the bot recorded it; null when none was
+   */
+  avatar_url: string | null
   /**
    * The level of the member's all-time XP
    */
@@ -149,6 +175,14 @@ export interface GuildStats {
    */
   xp_curve: 'mee6' | 'linear' | 'flat' | 'custom'
   xp_multiplier: number
+  /**
+   * The server's display name (its settings' `name`); null when unset
+   */
+  name: string | null
+  /**
+   * The server's icon, an https URL (its settings' `icon_url`); null when unset
+   */
+  icon_url: string | null
 }
 
 /**
@@ -312,6 +346,7 @@ export interface ErrorBody {
     | 'invalid_api_key'
     | 'forbidden'
     | 'member_not_found'
+    | 'board_not_found'
     | 'season_not_found'
     | 'not_found'
     | 'request_timeout'

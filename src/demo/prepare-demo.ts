@@ -9,9 +9,13 @@ import { seedGuild } from '../seed/seed-guild.js'
 import { addDemoHistory } from './demo-history.js'
 import { assertSnowflake } from '../validation.js'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { SlugTakenError } from '../errors.js'
 
 export const DEMO_GUILD_ID = '1100000000000000001'
 export const DEMO_MEMBERS = 500
+/** The demo server's public board: /p/demo. */
+export const DEMO_SLUG = 'demo'
+const DEMO_NAME = 'Demo server'
 // A fixed seed, so every demo install shows the same crowd.
 const DEMO_SEED = 'demo'
 /** The name of the keys made for the demo server. */
@@ -43,23 +47,48 @@ export interface DemoResult {
   /** Members on the board now. */
   members: number
   curl: string
+  /** The demo server's public board, the page `/` leads to. */
+  pageUrl: string
 }
 
 export async function prepareDemo (opts: PrepareDemoOptions): Promise<DemoResult> {
   const apiBase = apiBaseUrl(opts.baseUrl)
   const { guildId, seeded, members } = await seedDemo(opts)
+  const pageUrl = await publishDemo(opts, guildId, apiBase)
 
   const store = new ApiKeyStore(opts.redis, opts.keys)
   let staleKey: DemoResult['staleKey']
   if (opts.reuseKey !== undefined) {
     const check = await store.check(opts.reuseKey)
     if (check.status === 'ok' && check.guildId === guildId) {
-      return { guildId, key: opts.reuseKey, keyId: check.id, keyReused: true, seeded, members, curl: curlLine(apiBase, guildId, opts.reuseKey) }
+      return { guildId, key: opts.reuseKey, keyId: check.id, keyReused: true, seeded, members, curl: curlLine(apiBase, guildId, opts.reuseKey), pageUrl }
     }
     staleKey = check.status === 'ok' ? 'other_server' : check.status
   }
   const created = await store.create({ guildId, plan: 'professional', name: DEMO_KEY_NAME })
-  return { guildId, key: created.key, keyId: created.id, keyReused: false, staleKey, seeded, members, curl: curlLine(apiBase, guildId, created.key) }
+  return { guildId, key: created.key, keyId: created.id, keyReused: false, staleKey, seeded, members, curl: curlLine(apiBase, guildId, created.key), pageUrl }
+}
+
+/**
+ * Makes the demo server's board public at /p/demo, with a name, unless its settings say
+ * otherwise already (a board made private by hand stays private; its page is then 404).
+ * Returns the page's address.
+ */
+async function publishDemo (opts: Pick<PrepareDemoOptions, 'redis' | 'keys'>, guildId: string, apiBase: string): Promise<string> {
+  const writer = new LeaderboardWriter(opts.redis, opts.keys)
+  const settings = await writer.settings.read(guildId)
+  if (settings.public.slug === null) {
+    const publish = async (slug: string): Promise<unknown> =>
+      await writer.configureGuild(guildId, { ...(settings.name === null ? { name: DEMO_NAME } : {}), public: { enabled: true, slug } })
+    try {
+      await publish(DEMO_SLUG)
+    } catch (err) {
+      // Another demo server (`demo --guild`) holds /p/demo: this one gets a slug of its own.
+      if (!(err instanceof SlugTakenError)) throw err
+      await publish(`${DEMO_SLUG}-${guildId}`)
+    }
+  }
+  return `${apiBase.slice(0, -'/api/v1'.length)}/p/${(await writer.settings.read(guildId)).public.slug ?? DEMO_SLUG}`
 }
 
 /** Seeds the demo server when it has no members; leaves it as it is otherwise. */

@@ -38,12 +38,26 @@ export interface TokenAccess {
   idempotent?: boolean
 }
 
+/**
+ * A public board (no key): counted per client address, and the server the one whose public board
+ * the slug is (resolved by admission; a slug of no public board is 404).
+ */
+export interface PublicAccess {
+  kind: 'public'
+  /** The slug, from the validated parameters. */
+  slug: (params: never) => string
+  /** As for key access. */
+  perDay?: boolean | ((query: never) => boolean)
+  /** A live-update stream: capped per client address, outside the requests-in-progress count. */
+  stream?: boolean
+}
+
 /** Open to anyone: liveness, readiness, documents. */
 export interface ServiceAccess {
   kind: 'service'
 }
 
-export type Access = KeyAccess | TokenAccess | ServiceAccess
+export type Access = KeyAccess | TokenAccess | PublicAccess | ServiceAccess
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -56,6 +70,8 @@ declare module 'fastify' {
      * as plain digits): thrown, like a validation error, once the request is counted.
      */
     refusal: Error | null
+    /** A public route's server, once admission resolved its slug. */
+    publicServer: string | undefined
   }
 }
 
@@ -66,6 +82,7 @@ declare module 'fastify' {
  */
 export function serverOf (request: FastifyRequest): string | undefined {
   const access = request.routeOptions.config.access
+  if (access?.kind === 'public') return request.publicServer
   if (access === undefined || access.kind === 'service' || access.server === null) return undefined
   if (request.validationError !== undefined && (request.validationError as FastifyError).validationContext === 'params') return undefined
   return (access.server as (params: unknown) => string)(request.params)
@@ -74,7 +91,7 @@ export function serverOf (request: FastifyRequest): string | undefined {
 /** Whether the request's body (so its tag) depends on the UTC day, by its route's declaration and validated query. */
 export function bodyDependsOnDay (request: FastifyRequest): boolean {
   const access = request.routeOptions.config.access
-  if (access?.kind !== 'key') return false
+  if (access?.kind !== 'key' && access?.kind !== 'public') return false
   const { perDay } = access
   return typeof perDay === 'function' ? (perDay as (query: unknown) => boolean)(request.query) : perDay === true
 }
@@ -99,6 +116,10 @@ export interface AccessHooks {
   reserveStream?: Hook
   /** key: admission (preHandler): the count, the refusal of invalid input, the server check, the 304. */
   admit?: Hook
+  /** public: the cap of open streams per client address (onRequest). */
+  reservePublicStream?: Hook
+  /** public: admission (preHandler): the count per address, the refusal of invalid input, the slug's server (404), the 304. */
+  admitPublic?: Hook
   /** token: authentication and the scope (onRequest). */
   authenticateToken?: Hook
   /** token: the server check (preHandler). */
@@ -108,10 +129,10 @@ export interface AccessHooks {
 }
 
 export interface GuardOptions {
-  /** The listener's API prefix (`/api/v1`, `/admin/v1`): every route under it declares its access. */
-  prefix: string
+  /** The listener's API prefixes (`/api/v1` and `/public/v1`, `/admin/v1`): every route under one declares its access. */
+  prefixes: readonly string[]
   /** The kinds this listener serves (besides `service`). */
-  kinds: ReadonlyArray<'key' | 'token'>
+  kinds: ReadonlyArray<'key' | 'token' | 'public'>
   /** Prefixes under `prefix` open to anyone without a declaration: the documents (OpenAPI, the docs page's assets). */
   documents: readonly string[]
   /** The hooks, read when a route is added (the plugins that provide them are registered by then). */
@@ -138,7 +159,7 @@ export function accessGuard (options: GuardOptions) {
     const name = `${methods.join(',')} ${route.url}`
     const access = route.config?.access
     if (access === undefined) {
-      const underPrefix = route.url === options.prefix || route.url.startsWith(`${options.prefix}/`)
+      const underPrefix = options.prefixes.some((prefix) => route.url === prefix || route.url.startsWith(`${prefix}/`))
       const document = options.documents.some((prefix) => route.url === prefix || route.url.startsWith(`${prefix}/`))
       if (namesServer(route.url)) throw new Error(`${name} names a server but declares no access with a server check (config.access)`)
       if (underPrefix && !document) throw new Error(`${name} declares no access (config.access)`)
@@ -150,10 +171,18 @@ export function accessGuard (options: GuardOptions) {
       return
     }
     if (!options.kinds.includes(access.kind)) throw new Error(`${name}: this listener does not serve ${access.kind} routes`)
+    const hooks = options.hooks(this)
+    if (access.kind === 'public') {
+      // Its server check is the slug's: a public route names a slug, resolved by admission.
+      if (typeof access.slug !== 'function' || !/:slug\b/.test(route.url)) throw new Error(`${name} is a public route without a slug`)
+      route.attachValidation = true // counted, then refused (admitPublic)
+      route.onRequest = [...hooksOf(route.onRequest), ...(access.stream === true ? [required(hooks.reservePublicStream, 'reservePublicStream', name)] : [])]
+      route.preHandler = [required(hooks.admitPublic, 'admitPublic', name), ...hooksOf(route.preHandler)]
+      return
+    }
     if (namesServer(route.url) && typeof access.server !== 'function') {
       throw new Error(`${name} names a server but its access has no server check (server)`)
     }
-    const hooks = options.hooks(this)
     if (access.kind === 'key') {
       route.attachValidation = true // counted, then refused (admit)
       route.onRequest = [...hooksOf(route.onRequest), required(hooks.authenticate, 'authenticate', name),

@@ -15,6 +15,7 @@ import { RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
 import { redisUnavailability } from '../redis/errors.js'
+import { slugOf } from './public-admission.js'
 import { loggableUrl } from '../logger.js'
 
 declare module 'fastify' {
@@ -127,25 +128,35 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
       ended('draining', 0)
       return reply
     }
-    watcher.subscribe(spec, stream, {
-      ended,
-      charge: async () => (await fastify.quota(request, true)).admitted,
-      // The key again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
-      // after a key changed: a key revoked, rotated or moved off the server loses its streams.
-      // The service's own check, not the client's login: a refusal counts nothing against its
-      // address. Redis away rejects, and the stream goes on.
-      expiresAt: request.apiKey?.expiresAtLocal ?? null,
-      allowed: async () => {
-        const key = await fastify.apiKeyNow(request)
-        return key !== null && keyCoversServer(key, spec.guildId)
-      }
-    })
+    const publicBoard = request.routeOptions.config.access?.kind === 'public'
+    watcher.subscribe(spec, stream, publicBoard
+      ? {
+          ended,
+          // A public board's stream counts against its client address, and ends when the slug no
+          // longer names the board's server (made private, or moved).
+          charge: async () => (await fastify.publicBoards.count(request)).success,
+          expiresAt: null,
+          allowed: async () => await fastify.publicBoards.resolve(slugOf(request)) === spec.guildId
+        }
+      : {
+          ended,
+          charge: async () => (await fastify.quota(request, true)).admitted,
+          // The key again (from this instance's key cache, looked up every API_KEY_CACHE_TTL_MS),
+          // after a key changed: a key revoked, rotated or moved off the server loses its streams.
+          // The service's own check, not the client's login: a refusal counts nothing against its
+          // address. Redis away rejects, and the stream goes on.
+          expiresAt: request.apiKey?.expiresAtLocal ?? null,
+          allowed: async () => {
+            const key = await fastify.apiKeyNow(request)
+            return key !== null && keyCoversServer(key, spec.guildId)
+          }
+        })
     response.once('close', () => { watcher.unsubscribe(stream) })
     return reply
   }
 
   fastify.decorate('live', { open, reserve: reserveStream })
-}, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission'] })
+}, { name: 'live', dependencies: ['config', 'leaderboard-reader', 'lifecycle', 'metrics', 'admission', 'public-admission'] })
 
 /** A Last-Event-ID as an entity tag: as sent (quoted, the `id:` we wrote), or bare. */
 function quoted (id: string): string {

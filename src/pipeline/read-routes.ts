@@ -4,15 +4,17 @@
 // Both carry the declaration's key access (src/pipeline/access.ts: authentication, the count,
 // the server check, the 304), its schemas (validation, serialization, the OpenAPI document), and
 // derive the cache key, the ETag's day and the stream's topic from it; scripts/client-types.ts
-// makes the typed client's methods from the same declarations.
+// makes the typed client's methods from the same declarations. A read declared `public` is also
+// served keyless on public boards (registerPublicReads): `/public/v1/:slug/…`, the same body.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Static, TObject, TSchema } from 'typebox'
+import { type Static, type TObject, type TSchema, Type } from 'typebox'
 import type { LeaderboardReader, Versioned } from '../reader/leaderboard-reader.js'
 import type { NamedSchema } from '../schemas/common.js'
 import { ReadRequestHeaders } from '../schemas/headers.js'
-import { errorResponses, readResponses } from '../schemas/responses.js'
+import { errorResponses, publicErrorResponses, publicReadResponses, readResponses } from '../schemas/responses.js'
 import { StreamRequestHeaders, streamResponse } from '../schemas/streams.js'
-import type { KeyAccess } from './access.js'
+import { SETTINGS_LIMITS } from '../settings/settings.js'
+import type { KeyAccess, PublicAccess } from './access.js'
 import { cacheKeyOf } from './reads.js'
 
 /** What a read is given: its validated path parameters and query (with their defaults filled in). */
@@ -57,6 +59,11 @@ export interface ReadDeclaration<P extends TObject, Q extends TObject, B extends
    * commas), by the argument's name.
    */
   client: { method: string, doc: string, watch?: { method: string, doc: string }, lists?: Record<string, string> }
+  /**
+   * Served keyless on public boards too (`/public/v1/:slug` in place of `/servers/:guild_id`):
+   * its operation ids there, and what its 404 means besides an unknown board.
+   */
+  public?: { operationId: string, streamOperationId?: string, notFound?: string }
 }
 
 /** Any read declaration, as the routes and the client generator hold them. */
@@ -84,6 +91,86 @@ function queryChecks (checks: QueryCheck[]) {
 /** The serializer of the plain endpoint's 200 body: a stream's events carry the same bytes. */
 function serializerOf (reply: FastifyReply, body: NamedSchema): (value: unknown) => string {
   return reply.compileSerializationSchema({ $ref: `${body.$id}#` }) as (value: unknown) => string
+}
+
+/** A public board's slug in a path. */
+const SlugParam = Type.String({ pattern: SETTINGS_LIMITS.slug.source, description: "The public board's slug (the server's settings: public.slug)", examples: ['cozy-cafe'] })
+
+/** The public route's path of a read at `path`: its server named by a slug. */
+export function publicPath (path: string): string {
+  return path.replace(/^\/servers\/:guild_id/, '/:slug')
+}
+
+/** A read's input on a public route: its validated parameters, the slug's server in place of guild_id. */
+function publicInput (request: FastifyRequest): ReadInput<TObject, TObject> {
+  const params = { ...(request.params as Record<string, unknown>), guild_id: request.publicServer } as Static<TObject>
+  return { params, query: (request.query ?? {}) as Static<TObject> }
+}
+
+/**
+ * Adds the public routes of the `declarations` declared `public` to `fastify` (the public boards'
+ * scope, beside the API's, with the same reads and live plugins): the same reads, schemas,
+ * cache and ETags, admitted by address and slug (src/pipeline/public-admission.ts).
+ */
+export function registerPublicReads (fastify: FastifyInstance, declarations: readonly AnyReadDeclaration[]): void {
+  for (const d of declarations) {
+    if (d.public === undefined) continue
+    const { guild_id: _guild, ...rest } = d.params.properties as Record<string, TSchema>
+    const params = Type.Object({ slug: SlugParam, ...rest })
+    const access: PublicAccess = { kind: 'public', slug: (p: { slug: string }) => p.slug, perDay: d.perDay }
+    const preValidation = d.checks === undefined ? undefined : queryChecks(d.checks)
+    const url = publicPath(d.path)
+    const errors = publicErrorResponses(d.public.notFound)
+    fastify.route({
+      method: 'GET',
+      url,
+      schema: {
+        operationId: d.public.operationId,
+        tags: ['public'],
+        summary: `${d.summary}, on a public board (no key)`,
+        security: [],
+        params,
+        ...(d.query === undefined ? {} : { querystring: d.query }),
+        headers: ReadRequestHeaders,
+        response: { ...publicReadResponses(d.body, d.description), ...errors }
+      },
+      ...(preValidation === undefined ? {} : { preValidation }),
+      config: { access },
+      compress: false,
+      handler: async (request, reply) => await fastify.serveRead(request, reply, async () => await d.read(fastify.leaderboard, publicInput(request)))
+    })
+    if (d.stream === undefined || d.public.streamOperationId === undefined) continue
+    const { event } = d.stream
+    fastify.route({
+      method: 'GET',
+      url: `${url}/stream`,
+      schema: {
+        operationId: d.public.streamOperationId,
+        tags: ['public'],
+        summary: `${d.stream.summary}, on a public board (no key)`,
+        security: [],
+        params,
+        ...(d.query === undefined ? {} : { querystring: d.query }),
+        headers: StreamRequestHeaders,
+        response: { 200: streamResponse(event, d.body), ...errors }
+      },
+      ...(preValidation === undefined ? {} : { preValidation }),
+      config: { access: { ...access, stream: true } },
+      compress: false,
+      handler: async (request, reply) => {
+        const input = publicInput(request)
+        return await fastify.live.open(request, reply, {
+          // The plain endpoint's cache key, with the slug's server (a slug may move to another).
+          id: cacheKeyOf((request.routeOptions.url ?? '').slice(0, -'/stream'.length), input.params, input.query),
+          guildId: request.publicServer as string,
+          event,
+          perDay: typeof d.perDay === 'function' ? d.perDay(request.query) : d.perDay === true,
+          read: async () => await d.read(fastify.leaderboard, input),
+          serialize: serializerOf(reply, d.body)
+        })
+      }
+    })
+  }
 }
 
 /** Adds the routes of `declarations` to `fastify` (the API's scope, with the reads and live plugins). */

@@ -33,6 +33,8 @@ declare module 'fastify' {
      * may throw (a 404, say).
      */
     serveRead: <T>(request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) => Promise<FastifyReply>
+    /** serveRead for a body that is text already (a public board's page, a rank card), sent as `type`. */
+    serveRendered: (request: FastifyRequest, reply: FastifyReply, type: string, render: () => Promise<Versioned<string>>) => Promise<FastifyReply>
   }
 }
 
@@ -42,7 +44,9 @@ declare module 'fastify' {
  * parameter a body depends on can be left out of it.
  */
 export function readCacheKey (request: FastifyRequest): string {
-  return cacheKeyOf(request.routeOptions.url ?? '', request.params, request.query)
+  const key = cacheKeyOf(request.routeOptions.url ?? '', request.params, request.query)
+  // A public board's slug names a server only for a while (it may move to another).
+  return request.publicServer === undefined ? key : `${key} @${request.publicServer}`
 }
 
 /** The cache key of the read at route `url` with these validated parameters. */
@@ -73,11 +77,11 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     return cache.get(cacheKey, version, perDay ? redisClock.now() : undefined)
   }
 
-  function send (request: FastifyRequest, reply: FastifyReply, cacheKey: string, entry: CachedBody): FastifyReply {
+  function send (request: FastifyRequest, reply: FastifyReply, cacheKey: string, entry: CachedBody, type = 'application/json; charset=utf-8'): FastifyReply {
     const encoding = chooseEncoding(request.headers['accept-encoding'], entry.identity.length)
     const tag = matchingTag(request.headers['if-none-match'], entry.tag)
     if (tag !== null) return sendNotModified(reply, tag)
-    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type('application/json; charset=utf-8')
+    cacheHeaders(reply).header('etag', etagHeader(entry.tag, encoding)).type(type)
     if (encoding !== 'identity') reply.header('content-encoding', encoding)
     return reply.send(cache.body(cacheKey, entry, encoding))
   }
@@ -92,10 +96,11 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
    * version read came after it did). After a write, an instance's requests for one URL cost one
    * read script, not one each. Not with the cache off, where every read goes to Redis.
    */
-  async function readShared<T> (reply: FastifyReply, cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>): Promise<CachedBody> {
+  async function readShared<T> (cacheKey: string, version: string | undefined, perDay: boolean, read: () => Promise<Versioned<T>>,
+    serialize: (value: T) => string): Promise<CachedBody> {
     const fresh = async (): Promise<CachedBody> => {
       const result = await withDeadline(read(), commandTimeoutMs)
-      return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, reply.serialize(result.value) as string)
+      return cache.put(cacheKey, result.version, perDay ? result.nowMs ?? redisClock.now() : undefined, serialize(result.value))
     }
     if (!remember || version === undefined) return await fresh()
     const id = `${version} ${perDay ? utcDay(redisClock.now()) : ''} ${cacheKey}`
@@ -109,7 +114,7 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     return await pending
   }
 
-  fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) {
+  async function serve<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>, serialize: (value: T) => string, type?: string): Promise<FastifyReply> {
     const cacheKey = readCacheKey(request)
     const perDay = bodyDependsOnDay(request)
     let entry = cached(cacheKey, request.dataVersion, perDay)
@@ -117,8 +122,16 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
       stats.hits++
     } else {
       stats.misses++
-      entry = await readShared(reply, cacheKey, request.dataVersion, perDay, read)
+      entry = await readShared(cacheKey, request.dataVersion, perDay, read, serialize)
     }
-    return await send(request, reply, cacheKey, entry)
+    return await send(request, reply, cacheKey, entry, type)
+  }
+
+  fastify.decorate('serveRead', async function serveRead<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) {
+    return await serve(request, reply, read, (value) => reply.serialize(value) as string)
+  })
+
+  fastify.decorate('serveRendered', async function serveRendered (request: FastifyRequest, reply: FastifyReply, type: string, render: () => Promise<Versioned<string>>) {
+    return await serve(request, reply, render, (text) => text, type)
   })
 }, { name: 'reads', dependencies: ['config', 'redis', 'response-cache'] })

@@ -57,6 +57,7 @@ const PUBLIC_DOCUMENT: DocumentSpec = {
     { name: 'seasons', description: "A server's seasons: the current one and the ended ones it keeps" },
     { name: 'history', description: 'Day by day, over the days that ended: a member\'s XP and rank, a server\'s totals' },
     { name: 'keys', description: 'The API key itself' },
+    { name: 'public', description: 'Public boards: the leaderboard, members and stats of a server that opted in, by its slug, with no key (limited per client address)' },
     { name: 'service', description: 'Liveness and readiness, for orchestrators; no API key' }
   ],
   securityScheme: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key of the server in the path (`lbk_…`)' } },

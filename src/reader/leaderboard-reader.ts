@@ -4,13 +4,13 @@
 // records are decoded here, outside Redis. The shapes are the response schemas' (src/schemas).
 import type { RedisClient } from '../redis/client.js'
 import { boardMember, type KeyBuilder, userIdFromBoardMember } from '../redis/keys.js'
-import { parseRecord, usernameOfRecord } from '../redis/records.js'
+import { parseRecord } from '../redis/records.js'
 import { defineCommands } from '../redis/scripts.js'
 import { RedisClock } from '../redis/clock.js'
 import type DataLoader from 'dataloader'
 import { perTurnLoader } from '../redis/per-turn.js'
 import { commandTimeoutOf } from '../redis/deadline.js'
-import { type Curve, DEFAULT_CURVE, isCurve, type LevelCurve, levelForXp, levelProgress, xpForLevel } from '../levels/curves.js'
+import { type Curve, DEFAULT_CURVE, isCurve, type LevelCurve, levelProgress, xpForLevel } from '../levels/curves.js'
 import { type Period, spanOfPeriod, utcDay } from '../periods/periods.js'
 import { inCurrentPeriods, type PeriodAttempt } from '../periods/current-periods.js'
 import { MemberNotFoundError, SeasonNotFoundError } from '../errors.js'
@@ -32,6 +32,10 @@ const DEFAULT_MULTIPLIER_HUNDREDTHS = 100
 export type LeaderboardEntry = Static<typeof LeaderboardEntrySchema>
 export type LeaderboardPage = Static<typeof LeaderboardPageSchema>
 export type MemberRecord = Static<typeof MemberRecordSchema>
+/** A member's record for the writer side, which sees hidden members too: no rank while hidden. */
+export type AnyMemberRecord = RankedOrNot & { visible: boolean }
+/** A member's record whose rank is null while it is hidden. */
+type RankedOrNot = Omit<MemberRecord, 'rank'> & { rank: number | null }
 export type MemberList = Static<typeof MemberListSchema>
 export type Around = Static<typeof AroundPage>
 export type GuildStats = Static<typeof GuildStatsSchema>
@@ -73,12 +77,17 @@ function toEntries (firstRank: number, curve: LevelCurve, members: readonly Repl
   const data: LeaderboardEntry[] = new Array(members.length)
   for (let i = 0; i < members.length; i++) {
     const userId = userIdFromBoardMember(members[i] as string)
+    const { username, displayName, avatarUrl } = parseRecord(records[i])
+    const progress = levelProgress(curve, Number(xps[i] ?? 0))
     data[i] = {
       rank: firstRank + i,
       user_id: userId,
-      username: usernameOfRecord(records[i]) ?? userId,
-      level: levelForXp(curve, Number(xps[i] ?? 0)),
+      username: username ?? userId,
+      display_name: displayName,
+      avatar_url: avatarUrl,
+      level: progress.level,
       xp: Number(shownXps[i]),
+      level_progress: { xp: progress.xp, required: progress.required },
       rank_change: rankChange(previousRanks[i], firstRank + i)
     }
   }
@@ -213,22 +222,34 @@ export class LeaderboardReader {
 
   /**
    * The member's record (its XP and rank all time, or in a season), or null (with the version
-   * and time all the same) for a user not on that board.
+   * and time all the same) for a user not on that board or hidden.
    */
   async readMember (guildId: string, userId: string, season?: SeasonRef): Promise<Versioned<MemberRecord | null> & { nowMs: number }> {
+    const read = await this.#readMember(guildId, userId, season, false)
+    return { ...read, value: read.value as MemberRecord | null } // the script reads no hidden member: every rank is set
+  }
+
+  /** The member's all-time record, hidden or not (the writer side's view: `visible`, and no rank while hidden), or null for a non-member. */
+  async readAnyMember (guildId: string, userId: string): Promise<Versioned<AnyMemberRecord | null> & { nowMs: number }> {
+    const read = await this.#readMember(guildId, userId, undefined, true)
+    return { ...read, value: read.value === null ? null : { ...read.value, visible: read.value.rank !== null } }
+  }
+
+  async #readMember (guildId: string, userId: string, season: SeasonRef, includeHidden: boolean): Promise<Versioned<RankedOrNot | null> & { nowMs: number }> {
     const k = this.keys.guild(guildId)
     const s = this.seasonKeys(guildId, season)
     const { reply: [version, nowMs, , id = 0, xp, rank, record, , weekXp, monthXp, allTimeXp, previousRank], curve } = await this.curves.read(guildId,
       async () => await inCurrentPeriods(this.clock, async (p) => {
         const reply = await this.redis.member(k.board, k.members, k.settings, k.version, this.keys.period(guildId, p.week.label),
-          this.keys.period(guildId, p.month.label), ...s.keys, boardMember(userId), p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default)
+          this.keys.period(guildId, p.month.label), ...s.keys, boardMember(userId), p.from, p.until, s.season, SETTINGS_LIMITS.seasonRetention.default,
+          includeHidden ? '1' : '')
         return periodRead(reply)
       }), (r) => r[7])
     this.clock.observe(nowMs)
     if (id < 0) throw new SeasonNotFoundError(guildId, season)
     const value = xp === null || xp === undefined
       ? null
-      : memberRecord(userId, { xp: Number(xp), allTimeXp: Number(allTimeXp ?? 0), rank: Number(rank), previousRank }, record, curve, weekXp, monthXp, nowMs)
+      : memberRecord(userId, { xp: Number(xp), allTimeXp: Number(allTimeXp ?? 0), rank: rank === null || rank === undefined ? null : Number(rank), previousRank }, record, curve, weekXp, monthXp, nowMs)
     return { version: version ?? '0', nowMs, value }
   }
 
@@ -256,7 +277,7 @@ export class LeaderboardReader {
         missing.push(userId)
       } else {
         const standing = { xp: Number(xp), allTimeXp: Number(allTimeXps[i] ?? 0), rank: Number(ranks[i]), previousRank: previousRanks[i] }
-        data.push(memberRecord(userId, standing, records[i], curve, weekXps[i], monthXps[i], nowMs))
+        data.push(memberRecord(userId, standing, records[i], curve, weekXps[i], monthXps[i], nowMs) as MemberRecord)
       }
     }
     return { version: version ?? '0', nowMs, value: { data, missing } }
@@ -283,7 +304,7 @@ export class LeaderboardReader {
 
   async readStats (guildId: string): Promise<Versioned<GuildStats>> {
     const k = this.keys.guild(guildId)
-    const [version, curve, hundredths, xpTotal, membersWithXp, levelSum] =
+    const [version, curve, hundredths, xpTotal, membersWithXp, levelSum, name, iconUrl] =
       await this.redis.guildStats(k.stats, k.settings, k.version, k.board, DEFAULT_CURVE)
     return {
       version: version === null || version === undefined ? '0' : String(version),
@@ -292,7 +313,9 @@ export class LeaderboardReader {
         total_xp: Number(xpTotal ?? 0),
         average_level: averageRoundedHalfUp(BigInt(levelSum ?? 0), BigInt(membersWithXp ?? 0)),
         xp_curve: curve === 'custom' ? 'custom' : curveOf(curve),
-        xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS))
+        xp_multiplier: formatMultiplier(Number(hundredths ?? DEFAULT_MULTIPLIER_HUNDREDTHS)),
+        name: name === null || name === undefined ? null : String(name),
+        icon_url: iconUrl === null || iconUrl === undefined ? null : String(iconUrl)
       }
     }
   }
@@ -334,22 +357,25 @@ function periodRead<T extends [unknown, number, number, ...unknown[]]> (reply: T
 interface Standing {
   xp: number
   allTimeXp: number
-  rank: number
+  /** null: hidden (read by the writer side only). */
+  rank: number | null
   previousRank: number | undefined
 }
 
-/** A member's record from a script's raw fields. */
+/** A member's record from a script's raw fields (rank null: hidden). */
 function memberRecord (userId: string, standing: Standing, record: string | null | undefined, curve: LevelCurve,
-  weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): MemberRecord {
-  const { streak, lastClaim, username } = parseRecord(record)
+  weekXp: string | null | undefined, monthXp: string | null | undefined, nowMs: number): RankedOrNot {
+  const { streak, lastClaim, username, displayName, avatarUrl } = parseRecord(record)
   const progress = levelProgress(curve, standing.allTimeXp)
   return {
     user_id: userId,
     username: username ?? userId,
+    display_name: displayName,
+    avatar_url: avatarUrl,
     level: progress.level,
     xp: standing.xp,
-    rank: standing.rank + 1,
-    rank_change: rankChange(standing.previousRank, standing.rank + 1),
+    rank: standing.rank === null ? null : standing.rank + 1,
+    rank_change: standing.rank === null ? null : rankChange(standing.previousRank, standing.rank + 1),
     daily_streak: currentStreak(streak, lastClaim, nowMs),
     last_daily_claim: lastClaim === null ? null : new Date(lastClaim).toISOString(),
     weekly_xp: Number(weekXp ?? 0),

@@ -74,7 +74,7 @@ type Reply = string | number | null
 type Str = string | number
 type PageReply = [version: string | null, season: number, total?: number, curve?: string | null, members?: string[], shownXps?: string[],
   xps?: Array<string | null>, records?: Array<string | null>, previousRanks?: number[]]
-type MemberReply = [version: string | null, nowMs: number, current: number, season?: number, xp?: string | null, rank?: number,
+type MemberReply = [version: string | null, nowMs: number, current: number, season?: number, xp?: string | null, rank?: number | null,
   record?: string | null, curve?: string | null, weekXp?: string | null, monthXp?: string | null, allTimeXp?: string | null, previousRank?: number]
 type MemberBatchReply = [version: string | null, nowMs: number, current: number, season?: number, curve?: string | null, xps?: Array<string | null>,
   ranks?: Array<number | null>, records?: Array<string | null>, weekXps?: Array<string | null>, monthXps?: Array<string | null>,
@@ -97,6 +97,9 @@ declare module 'ioredis' {
     removeMember(...args: Str[]): Result<[number, number?], Context>
     dailyClaim(...args: Str[]): Result<[number, number, number?], Context>
     configureGuild(...args: Str[]): Result<[number, number], Context>
+    setVisibility(numberOfKeys: number, ...args: Str[]): Result<Array<number | string | null>, Context>
+    claimSlug(...args: Str[]): Result<[number, string?], Context>
+    releaseSlug(...args: Str[]): Result<number, Context>
     webhookCreate(...args: Str[]): Result<number, Context>
     webhookDelete(...args: Str[]): Result<number, Context>
     webhookPing(...args: Str[]): Result<[number, (string | number)?], Context>
@@ -122,7 +125,7 @@ declare module 'ioredis' {
       seasonCurrent: string, seasonBoard: string, start: Str, stop: Str, season: Str, defaultRetention: Str): Result<PageReply, Context>
     member(board: string, members: string, settings: string, version: string, week: string, month: string, ranksLatest: string,
       seasons: string, seasonCurrent: string, seasonBoard: string, member: string, from: Str, until: Str, season: Str,
-      defaultRetention: Str): Result<MemberReply, Context>
+      defaultRetention: Str, includeHidden: Str): Result<MemberReply, Context>
     memberBatch(board: string, members: string, settings: string, version: string, week: string, month: string, ranksLatest: string,
       seasons: string, seasonCurrent: string, seasonBoard: string, from: Str, until: Str, season: Str, defaultRetention: Str,
       ...boardMembers: string[]): Result<MemberBatchReply, Context>

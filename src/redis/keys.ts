@@ -24,6 +24,8 @@ export interface GuildKeys {
   settings: string
   /** STRING: the server's data version, bumped by every write (ETags and response caches key on it). */
   version: string
+  /** HASH: board member -> why the user is hidden ("left", "opted_out", comma-separated; src/redis/commands/includes/visibility.lua). */
+  hidden: string
   /** SET: ids of this server's API keys. */
   apiKeys: string
   /**
@@ -98,6 +100,7 @@ export class KeyBuilder {
       stats: `${base}:stats`,
       settings: `${base}:settings`,
       version: `${base}:version`,
+      hidden: `${base}:hidden`,
       apiKeys: `${base}:api-keys`,
       cooldowns: `${base}:cooldowns`,
       eventSubscriptions: `${base}:event-subscriptions`,
@@ -288,6 +291,23 @@ export class KeyBuilder {
   authFailures (address: ClientAddress): string {
     if (!isClientAddress(address)) throw new Error(`not a normalized client address: ${JSON.stringify(address)}`)
     return `${this.prefix}:{a:${address}}:auth-failures`
+  }
+
+  /**
+   * HASH: a public board's slug -> the server that holds it (src/settings/public-slugs.ts): the
+   * registry that keeps a slug to one server of the installation.
+   */
+  publicSlugs (): string {
+    return `${this.prefix}:public-slugs`
+  }
+
+  /**
+   * HASH: the sliding-window buckets that count one client address's reads of public boards
+   * (PUBLIC_LIMIT_PER_MINUTE). Only a normalized address may name it, as for `authFailures`.
+   */
+  publicReads (address: ClientAddress): string {
+    if (!isClientAddress(address)) throw new Error(`not a normalized client address: ${JSON.stringify(address)}`)
+    return `${this.prefix}:{a:${address}}:public-reads`
   }
 
   /** STRING: what readiness probes write (a write, so that OOM or a read-only replica shows). */

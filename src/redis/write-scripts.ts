@@ -9,35 +9,36 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns', 'hidden'],
     argv: ['member', 'gain', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
-      'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
+      'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
-  // Then 4 values per award (board member, gain, username, its own operation id or ''): awardBatch's `awards`.
+  // Then 6 values per award (board member, gain, username, its own operation id or '', display
+  // name, avatar URL): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns', 'hidden'],
     argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'day', 'dayStart', 'hist'],
-    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
   setUsername: {
     keys: ['board', 'members', 'version', 'ops', 'opsPrev'],
-    argv: ['member', 'username', 'opId', 'opsTtlMs']
+    argv: ['member', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   removeMember: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'day', 'dayStart', 'hist'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
     argv: ['member', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   dailyClaim: {
-    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'settings', 'day', 'dayStart', 'hist'],
+    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
     argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
-  // Then the members, their XP and records (see bulk-set-members-8.lua): bulkSetMembers's `members`.
+  // Then the members, their XP and records, and the profiles (see bulk-set-members-9.lua): bulkSetMembers's `members`.
   bulkSetMembers: {
-    keys: ['board', 'members', 'stats', 'version', 'settings', 'day', 'dayStart', 'hist'],
-    argv: ['whole', 'named', 'dated', 'bare', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
+    keys: ['board', 'members', 'stats', 'version', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    argv: ['whole', 'named', 'dated', 'bare', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt', 'profiled']
   },
   endSeason: {
     keys: ['seasons', 'settings', 'version', 'seasonCurrent', 'seasonEnded', 'members', 'hist', 'eventSubscriptions', 'events'],
@@ -92,6 +93,20 @@ export const WRITE_SCRIPTS = {
     keys: ['servers'],
     argv: ['count', 'holdMs']
   },
+  // Its number of keys is given with each call: these, then the seasons' boards (`boards`); then
+  // 3 values per item (board member, '0' hide or '1' show, reason): setVisibility's `items`.
+  setVisibility: {
+    keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth', 'settings', 'day', 'dayStart', 'hist'],
+    argv: ['from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
+  },
+  claimSlug: {
+    keys: ['slugs'],
+    argv: ['slug', 'guildId', 'staleHolder']
+  },
+  releaseSlug: {
+    keys: ['slugs'],
+    argv: ['slug', 'guildId']
+  },
   // Then the fields set (field, value pairs) and the fields cleared: configureGuild's `changes`.
   configureGuild: {
     keys: ['settings', 'version', 'seasons'],
@@ -134,20 +149,20 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-16.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
+/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-17.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
 export type AwardReply = [number, number, number, string?, string?]
 
 export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 4 values each (see award-batch-16.lua). */
+/** The awards follow the named arguments: 6 values each (see award-batch-17.lua). */
 export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<Array<number | string>> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }
 
 /**
- * 1, the previous XP, roles to add and to remove, the level after (see set-xp-12.lua; a reply
+ * 1, the previous XP, roles to add and to remove, the level after (see set-xp-13.lua; a reply
  * remembered before roles were given holds the previous XP alone after the 1); or a calendar refusal.
  */
 export type SetXpReply = [number, number, string?, string?, number?]
@@ -166,6 +181,24 @@ export async function removeMember (redis: RedisClient, input: ScriptInput<'remo
 
 export async function dailyClaim (redis: RedisClient, input: ScriptInput<'dailyClaim'>): Promise<[number, number, number?]> {
   return await redis.dailyClaim(...scriptArgs('dailyClaim', input))
+}
+
+export async function claimSlug (redis: RedisClient, input: ScriptInput<'claimSlug'>): Promise<[number, string?]> {
+  return await redis.claimSlug(...scriptArgs('claimSlug', input))
+}
+
+export async function releaseSlug (redis: RedisClient, input: ScriptInput<'releaseSlug'>): Promise<number> {
+  return await redis.releaseSlug(...scriptArgs('releaseSlug', input))
+}
+
+/**
+ * A script whose number of keys each call gives (set-visibility-n.lua): its named keys, then
+ * `boards` (more keys), then its named ARGV, then `items` (3 values each).
+ */
+export async function setVisibility (redis: RedisClient, input: ScriptInput<'setVisibility'>, boards: readonly string[], items: readonly Arg[]): Promise<Array<number | string | null>> {
+  const { keys } = WRITE_SCRIPTS.setVisibility
+  const named = scriptArgs('setVisibility', input)
+  return await redis.setVisibility(keys.length + boards.length, ...named.slice(0, keys.length), ...boards, ...named.slice(keys.length), ...items)
 }
 
 export async function endSeason (redis: RedisClient, input: ScriptInput<'endSeason'>): Promise<[number, number, number?, number?]> {

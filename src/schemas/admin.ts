@@ -15,6 +15,8 @@ import { MAX_AWARD, MAX_LABEL_LENGTH, MAX_USERNAME_LENGTH } from '../validation.
 import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { MAX_AWARD_ROLES, MAX_BATCH_AWARDS } from '../writer/leaderboard-writer.js'
 import { OPERATION_ID_PATTERN } from '../writer/operations.js'
+import { HIDE_REASONS, MAX_VISIBILITY_CHANGES } from '../writer/visibility.js'
+import { SETTINGS_LIMITS } from '../settings/settings.js'
 import { IMPORT_FORMATS } from '../transfer/import-formats.js'
 
 export const IDEMPOTENCY_KEY_PATTERN = '^[A-Za-z0-9._:-]{1,128}$'
@@ -23,6 +25,15 @@ const Snowflake = Type.String({ pattern: SNOWFLAKE_PATTERN, description: '1 to 2
 const Username = Type.String({ minLength: 1, maxLength: MAX_USERNAME_LENGTH, description: `Display name, recorded with the write: 1 to ${MAX_USERNAME_LENGTH} characters (Unicode code points: an emoji is one)` })
 const Label = Type.String({ minLength: 1, maxLength: MAX_LABEL_LENGTH, description: `1 to ${MAX_LABEL_LENGTH} characters (Unicode code points)` })
 const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' })
+const SetDisplayName = Type.Union([
+  Type.String({ minLength: 1, maxLength: SETTINGS_LIMITS.nameLength, description: `1 to ${SETTINGS_LIMITS.nameLength} characters (code points), no control characters` }),
+  Type.Null()
+], { description: "The member's display name in the server (its nickname), shown on boards beside its username; null clears it, absent keeps it" })
+const SetAvatarUrl = Type.Union([
+  Type.String({ pattern: '^https://', maxLength: SETTINGS_LIMITS.urlLength, description: `An https URL of at most ${SETTINGS_LIMITS.urlLength} characters` }),
+  Type.Null()
+], { description: "The member's avatar; null clears it, absent keeps it" })
+const Reason = Type.Enum([...HIDE_REASONS], { type: 'string' })
 
 export const AdminError = named('AdminError', Type.Object({
   statusCode: Type.Integer({ minimum: 400, maximum: 599 }),
@@ -77,6 +88,8 @@ export const AwardsBody = Type.Object({
       Type.Object({ min: AwardXp, max: AwardXp }, { additionalProperties: false, description: 'A range the service draws the award from, both ends included (MEE6 gives 15 to 25); a resend with the same op_id or Idempotency-Key answers the first draw' })
     ]),
     username: Type.Optional(Username),
+    display_name: Type.Optional(SetDisplayName),
+    avatar_url: Type.Optional(SetAvatarUrl),
     op_id: Type.Optional(Type.String({ pattern: OPERATION_ID_PATTERN, description: 'Names this award so that it is applied once however often it is sent (the Discord message id, say, as a string)' })),
     role_ids: Type.Optional(Type.Array(Snowflake, { maxItems: MAX_AWARD_ROLES, description: "The member's roles, as strings: those with a multiplier in the settings apply" })),
     channel_id: Type.Optional({ ...Snowflake, description: 'The channel the XP was earned in, as a string: its multiplier in the settings applies' })
@@ -108,15 +121,44 @@ export const AwardResults = named('AwardResults', Type.Object({
   }), { description: 'One per award, in order' })
 }, { description: 'What each award of the batch did' }))
 
-export const UpdatedMember = named('UpdatedMember', Type.Object({
-  ...MemberRecord.properties,
-  roles: Type.Optional(ref(RoleChanges))
-}, { description: "The member's record after the change, with the role rewards the change of level crossed (either way)" }))
-
 export const MemberBody = Type.Object({
   xp: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_XP, description: 'Set outright (not multiplied)' })),
-  username: Type.Optional(Username)
+  username: Type.Optional(Username),
+  display_name: Type.Optional(SetDisplayName),
+  avatar_url: Type.Optional(SetAvatarUrl)
 }, { additionalProperties: false, minProperties: 1 })
+
+/** The member record as the write API answers it: hidden members too. */
+export const AdminMemberRecord = named('AdminMemberRecord', Type.Object({
+  ...MemberRecord.properties,
+  rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'Its rank; null while the member is hidden' }),
+  visible: Type.Boolean({ description: 'Shown on public reads (false: hidden, see PUT …/visibility)' }),
+  roles: Type.Optional(ref(RoleChanges))
+}, { description: "A member's record, hidden or not, after the change, with the role rewards the change of level crossed (either way)" }))
+
+const VisibilityChange = {
+  visible: Type.Boolean({ description: 'false: hide the member for `reason`; true: show it again when `reason` (absent: any reason) no longer holds' }),
+  reason: Type.Optional(Type.Enum([...HIDE_REASONS], { type: 'string', description: 'Why: `left` the server, or `opted_out` of being shown. Needed to hide; a member is hidden while any reason holds' }))
+}
+
+export const VisibilityBody = Type.Object(VisibilityChange, { additionalProperties: false })
+
+export const VisibilityBatchBody = Type.Object({
+  members: Type.Array(Type.Object({ user_id: Snowflake, ...VisibilityChange }, { additionalProperties: false }), {
+    minItems: 1, maxItems: MAX_VISIBILITY_CHANGES, description: 'Applied in order: a user given twice ends as its changes in turn leave it'
+  })
+}, { additionalProperties: false })
+
+export const Visibility = named('Visibility', Type.Object({
+  user_id: Type.String(),
+  visible: Type.Boolean({ description: 'Shown on every public read' }),
+  reasons: Type.Array(Reason, { description: 'Why it is hidden (empty when shown)' }),
+  xp: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Its XP, shown or not; null for a user that is not a member (its first write keeps this visibility)' })
+}, { description: "A user's visibility" }))
+
+export const VisibilityResults = named('VisibilityResults', Type.Object({
+  results: Type.Array(ref(Visibility), { description: 'One per user, in the order first given' })
+}, { description: "Each user's visibility after the batch" }))
 
 export const DailyBody = Type.Object({ username: Type.Optional(Username) }, { additionalProperties: false })
 
@@ -186,12 +228,14 @@ export const ImportResult = named('ImportResult', Type.Object({
 
 export const ExportQuery = Type.Object({ format: Type.Enum(['csv', 'jsonl'], { type: 'string', default: 'csv' }) })
 
-export const adminNamedSchemas = [RoleChanges, UpdatedMember, AwardResults, DailyResult, Settings, SettingsPreview, Season, ApiKeyRecord, CreatedApiKey, ApiKeyList, ImportResult,
-  AdminError]
+export const adminNamedSchemas = [RoleChanges, AdminMemberRecord, Visibility, VisibilityResults, AwardResults, DailyResult, Settings, SettingsPreview, Season, ApiKeyRecord,
+  CreatedApiKey, ApiKeyList, ImportResult, AdminError]
 
 export const responses = {
   awards: { 200: response(AwardResults, 'Each award\'s result, in order', replayHeaders), ...idempotencyErrors, ...adminErrors },
-  member: { 200: response(UpdatedMember, "The member's record after the change", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  member: { 200: response(AdminMemberRecord, "The member's record after the change", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  visibility: { 200: response(Visibility, "The user's visibility after the change", replayHeaders), ...idempotencyErrors, ...adminErrors },
+  visibilityBatch: { 200: response(VisibilityResults, "Each user's visibility after the batch", replayHeaders), ...idempotencyErrors, ...adminErrors },
   removed: {
     204: Type.Unsafe<undefined>({ type: 'null', description: 'Removed', headers: replayHeaders }),
     404: errorResponse('`member_not_found`'),

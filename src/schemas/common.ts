@@ -42,3 +42,15 @@ export const ApiError = named('Error', Type.Object({
   code: Type.Enum(ERROR_CODES, { type: 'string', description: 'Machine-readable error code; each has one status' }),
   message: Type.String({ description: 'What went wrong, for people; never internals' })
 }, { description: 'Every error, whatever its source' }))
+
+/** A member's profile as reads show it: what the bot recorded, or null. */
+export const DisplayName = Type.Union([Type.String(), Type.Null()], {
+  description: "The member's display name in the server (its nickname), as the bot recorded it; null when none was"
+})
+export const AvatarUrl = Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: "The member's avatar, an https URL, as the bot recorded it; null when none was" })
+
+/** A member's way through its level (its overall XP, under the server's curve). */
+export const LevelProgress = Type.Object({
+  xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
+  required: Type.Integer({ minimum: 0, description: "XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next" })
+})

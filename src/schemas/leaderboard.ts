@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { named, ref } from './common.js'
+import { AvatarUrl, DisplayName, LevelProgress, named, ref } from './common.js'
 import { PERIODS } from '../periods/periods.js'
 
 export const LIMIT_DEFAULT = 10
@@ -38,9 +38,12 @@ export const LeaderboardQuery = Type.Object({
 export const LeaderboardEntry = named('LeaderboardEntry', Type.Object({
   rank: Type.Integer({ minimum: 1, description: '1-based position by XP descending, ties by user_id ascending as numbers' }),
   user_id: Type.String({ examples: ['1100000000000012345'] }),
-  username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
+  username: Type.String({ description: 'Username; the user_id when none was recorded' }),
+  display_name: DisplayName,
+  avatar_url: AvatarUrl,
   level: Type.Integer({ minimum: 0 }),
   xp: Type.Integer({ minimum: 0, description: 'XP; on a period\'s or a season\'s board, the XP gained in it' }),
+  level_progress: LevelProgress,
   rank_change: RankChange
 }, { description: 'A ranked member' }))
 

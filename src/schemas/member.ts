@@ -1,10 +1,12 @@
 import { Type } from 'typebox'
-import { named, ref } from './common.js'
+import { AvatarUrl, DisplayName, LevelProgress, named, ref } from './common.js'
 import { RankChange, SeasonParameter } from './leaderboard.js'
 
 export const MemberRecord = named('MemberRecord', Type.Object({
   user_id: Type.String({ examples: ['1100000000000000777'] }),
-  username: Type.String({ description: 'Display name; the user_id when none was recorded' }),
+  username: Type.String({ description: 'Username; the user_id when none was recorded' }),
+  display_name: DisplayName,
+  avatar_url: AvatarUrl,
   level: Type.Integer({ minimum: 0, description: 'The level of the member\'s all-time XP' }),
   xp: Type.Integer({ minimum: 0, description: 'XP; with `season`, the XP gained in that season' }),
   rank: Type.Integer({ minimum: 1, description: 'The rank on the board read: all time, or with `season` in that season' }),
@@ -16,10 +18,7 @@ export const MemberRecord = named('MemberRecord', Type.Object({
   ], { description: 'When the member last claimed its daily reward; null if never' }),
   weekly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current ISO week (from Monday 00:00 UTC)' }),
   monthly_xp: Type.Integer({ minimum: 0, description: 'XP gained by awards in the current UTC calendar month' }),
-  level_progress: Type.Object({
-    xp: Type.Integer({ minimum: 0, description: 'XP earned within the current level' }),
-    required: Type.Integer({ minimum: 0, description: "XP the current level takes to complete (from level to level + 1); 0 at a custom curve's last level, which has no next" })
-  })
+  level_progress: LevelProgress
 }, { description: "A member's record" }))
 
 export const IDS_MAX = 100

@@ -49,6 +49,26 @@ export const memberNotFound = {
   404: errorResponse('`member_not_found`: the user is not a member of that server', responseHeaders.counted)
 }
 
+/** 200 with `body`, and 304, on a public board (no key: counted per client address, 304s too). */
+export function publicReadResponses<T extends NamedSchema> (body: T, description: string) {
+  return {
+    200: response(body, description, responseHeaders.read),
+    304: emptyResponse("Not Modified: the If-None-Match header holds the current ETag; no body (counted against the address's limit like any request)", responseHeaders.read)
+  }
+}
+
+/** The errors every public board's read can answer; `notFound` adds to the 404's codes (a member's). */
+export function publicErrorResponses (notFound?: string) {
+  return {
+    ...httpLayerErrors,
+    400: errorResponse('`invalid_parameter`: a path or query parameter out of its bounds (the message names it)', responseHeaders.invalid),
+    404: errorResponse(`\`board_not_found\`: no server's public board has this slug (unknown, or the server is not public)${notFound === undefined ? '' : `; ${notFound}`}`, responseHeaders.counted),
+    429: errorResponse('`rate_limited`: more than PUBLIC_LIMIT_PER_MINUTE requests to public boards from the client\'s address in the last minute', responseHeaders.rateLimited),
+    500: errorResponse('`internal_error`', responseHeaders.uncounted),
+    503: errorResponse('`service_unavailable`: Redis cannot serve now, or the instance is overloaded or shutting down', responseHeaders.unavailable)
+  }
+}
+
 export const seasonNotFound = {
   404: errorResponse('`season_not_found`: the server has no such season, or no longer keeps it (season_retention)', responseHeaders.counted)
 }

@@ -8,7 +8,9 @@ import type { KeyBuilder } from '../redis/keys.js'
 import { defineCommands } from '../redis/scripts.js'
 import * as scripts from '../redis/write-scripts.js'
 import { assertSnowflake } from '../validation.js'
-import { type GuildSettings, parseSettings, settingsChanges, type SettingsInput } from './settings.js'
+import { type GuildSettings, parseSettings, SETTINGS_FIELDS, settingsChanges, type SettingsInput } from './settings.js'
+import { PublicSlugs } from './public-slugs.js'
+import { SlugTakenError } from '../errors.js'
 import { CURRENT_SEASON_FIELDS, type CurrentSeason, parseCurrentSeason } from '../seasons/season-state.js'
 
 /**
@@ -26,11 +28,14 @@ const EPOCH_MOVED = -1
 export class SettingsStore {
   readonly redis: RedisClient
   readonly keys: KeyBuilder
+  /** The registry that keeps a public board's slug to one server. */
+  readonly slugs: PublicSlugs
 
   constructor (redis: RedisClient, keys: KeyBuilder) {
     defineCommands(redis)
     this.redis = redis
     this.keys = keys
+    this.slugs = new PublicSlugs(redis, keys)
   }
 
   async read (guildId: string): Promise<GuildSettings> {
@@ -63,7 +68,7 @@ export class SettingsStore {
    * Applies `input` (validated first: an error names the bad field, and nothing changes) and
    * returns the settings after it. A change that depends on the stored settings (a map merged
    * into the stored one, a curve that needs its list) is applied to the settings it was checked
-   * against, or checked again.
+   * against, or checked again. A public slug another server holds is refused (SlugTakenError).
    */
   async change (guildId: string, input: SettingsInput): Promise<GuildSettings> {
     const k = this.keys.guild(guildId)
@@ -72,10 +77,38 @@ export class SettingsStore {
       const { set, clear, dependsOnCurrent } = settingsChanges(input, current)
       const pairs = Object.entries(set).flat()
       const expectedEpoch = dependsOnCurrent ? current.epoch : ''
-      const [status] = await scripts.configureGuild(this.redis, { ...k, expectedEpoch, fieldCount: pairs.length / 2 }, [...pairs, ...clear])
-      if (status !== EPOCH_MOVED) return await this.read(guildId)
+      const slug = set[SETTINGS_FIELDS.publicSlug]
+      const claimed = slug !== undefined && slug !== current.public.slug && await this.slugs.claim(guildId, slug)
+      const giveBack = async (): Promise<void> => { if (claimed) await this.slugs.release(guildId, slug) }
+      let status: number
+      try {
+        [status] = await scripts.configureGuild(this.redis, { ...k, expectedEpoch, fieldCount: pairs.length / 2 }, [...pairs, ...clear])
+      } catch (err) {
+        await giveBack().catch(() => {}) // an unknown outcome: a claim left behind is stale, and taken over
+        throw err
+      }
+      if (status !== EPOCH_MOVED) return await this.#settleSlugs(guildId, current, claimed ? slug : undefined)
+      await giveBack()
       if (tries === CHANGE_TRIES) throw new Error(`the settings of server ${guildId} changed ${tries} times while a change was applied`)
     }
+  }
+
+  /**
+   * After a change was written: the slug it claimed must still be this server's (another server
+   * may have taken the claim over as stale before the settings named it: then the change's slug
+   * is put back and the slug is refused), and a slug the settings no longer name is given back.
+   */
+  async #settleSlugs (guildId: string, before: GuildSettings, claimed: string | undefined): Promise<GuildSettings> {
+    if (claimed !== undefined && await this.slugs.holder(claimed) !== guildId) {
+      const k = this.keys.guild(guildId)
+      const previous = before.public.slug
+      await scripts.configureGuild(this.redis, { ...k, expectedEpoch: '', fieldCount: previous === null ? 0 : 1 },
+        previous === null ? [SETTINGS_FIELDS.publicSlug] : [SETTINGS_FIELDS.publicSlug, previous])
+      throw new SlugTakenError(claimed)
+    }
+    const after = await this.read(guildId)
+    if (before.public.slug !== null && after.public.slug !== before.public.slug) await this.slugs.release(guildId, before.public.slug)
+    return after
   }
 }
 

@@ -361,6 +361,9 @@ export function settingsChanges (input: SettingsInput, current: GuildSettings = 
       else if (typeof p.slug !== 'string' || !SETTINGS_LIMITS.slug.test(p.slug)) throw new InvalidParameterError('public.slug must be 3 to 32 characters of a-z 0-9 -')
       else set[f.publicSlug] = p.slug
     }
+    const enabled = set[f.publicEnabled] === undefined ? current.public.enabled : set[f.publicEnabled] === '1'
+    const slug = clear.includes(f.publicSlug) ? null : set[f.publicSlug] ?? current.public.slug
+    if (enabled && slug === null) throw new InvalidParameterError('public.enabled needs public.slug: the address of the board, /p/{slug}')
   }
   if (Object.keys(set).length === 0 && clear.length === 0) throw new InvalidParameterError('give at least one setting to change')
   const partialMap = input.multipliers !== undefined && (input.multipliers.roles === undefined || input.multipliers.channels === undefined || input.multipliers.stacking === undefined)

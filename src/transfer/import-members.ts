@@ -9,6 +9,7 @@ import { SNOWFLAKE_PATTERN } from '../snowflake.js'
 import { assertSnowflake, assertUsername, formatMultiplier, parseMultiplier } from '../validation.js'
 import type { ImportProblem, RowPosition } from './import-problem.js'
 import type { BulkMember, LeaderboardWriter } from '../writer/leaderboard-writer.js'
+import { profileArgs, type ProfileInput } from '../writer/profiles.js'
 
 export type { ImportProblem, RowPosition } from './import-problem.js'
 
@@ -32,8 +33,8 @@ export interface SourceRow {
   problem?: string
   /**
    * The name the source shows for the member besides the username, and an https URL of their
-   * avatar, when it gives them (a bot's JSON). Read, not yet checked nor stored: they are for the
-   * members' profile fields.
+   * avatar, when it gives them (a bot's JSON): stored as the member's display name and avatar
+   * when valid (see rowProfile).
    */
   displayName?: string
   avatarUrl?: string
@@ -237,7 +238,28 @@ function checkRow (row: SourceRow, firstSeen: FirstSeen, settings: FileSettings)
   if (earlier !== undefined) return `a second row for user ${id} (the one at ${describePosition(unpackPosition(earlier, row.at, id))} counts)`
   firstSeen.set(id, packPosition(row.at))
   if (fileSettings === undefined && rowSettings !== undefined) settings.found = rowSettings
-  return username === undefined ? { userId: id, xp } : { userId: id, xp, username }
+  return { userId: id, xp, ...(username === undefined ? {} : { username }), ...rowProfile(row) }
+}
+
+/**
+ * A row's display name and avatar URL, each kept only when valid: a bot's odd value (a name with
+ * control characters, an http avatar) leaves that field as it was rather than costing the member
+ * its XP. Absent, the member's own are kept.
+ */
+function rowProfile (row: SourceRow): ProfileInput {
+  const profile: ProfileInput = {}
+  const valid = (check: () => unknown): boolean => {
+    try {
+      check()
+      return true
+    } catch (err) {
+      if (err instanceof InvalidParameterError) return false
+      throw err
+    }
+  }
+  if (typeof row.displayName === 'string' && row.displayName.trim() !== '' && valid(() => profileArgs({ displayName: row.displayName }))) profile.displayName = row.displayName
+  if (typeof row.avatarUrl === 'string' && valid(() => profileArgs({ avatarUrl: row.avatarUrl }))) profile.avatarUrl = row.avatarUrl
+  return profile
 }
 
 /** A row's settings, undefined when it gives none, or why they are bad. */

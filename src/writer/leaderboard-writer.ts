@@ -10,7 +10,7 @@ import { RedisClock } from '../redis/clock.js'
 import { DEFAULT_OPERATION_WINDOW_MS, type OperationKeys, operationKeys, randomOperationId } from './operations.js'
 import { DEFAULT_CURVE, type LevelCurve, levelForXp, MAX_XP } from '../levels/curves.js'
 import { assertDisplayText, type GuildSettings, levelCurve, type SettingsInput } from '../settings/settings.js'
-import { SettingsCache, SettingsStore } from '../settings/settings-store.js'
+import { type GuildWriteSettings, SettingsCache, SettingsStore } from '../settings/settings-store.js'
 import { previewSettings, type SettingsPreview } from '../settings/settings-preview.js'
 import { type AwardPlace, awardGain, boostHundredths, stackedMultiplier } from '../rules/gain.js'
 import type { RoleChanges } from '../rules/role-rewards.js'
@@ -25,6 +25,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import {
   assertInteger, assertSnowflake, assertUsername, assertXp, MAX_AWARD
 } from '../validation.js'
+import { hasProfile, profileArgs, type ProfileInput } from './profiles.js'
+import { type VisibilityChange, VisibilityChanges, type VisibilityResult, visibilityResults } from './visibility.js'
 
 /** daily-claim's reply: the calendar's refusals come behind a 0 ({ 0, code, value }). */
 function claimRefusal (reply: ReadonlyArray<number | undefined>): CalendarRefusal | null {
@@ -107,8 +109,8 @@ export interface AwardResult {
   roles?: RoleChanges
 }
 
-/** One award of a batch (awardMany). */
-export interface BatchAward extends AwardRules {
+/** One award of a batch (awardMany), with the member's names to record (absent: kept). */
+export interface BatchAward extends AwardRules, ProfileInput {
   userId: string
   xp: AwardXp
   username?: string
@@ -142,6 +144,8 @@ export interface SetXpResult {
 export const MAX_BATCH_AWARDS = 1000
 /** Awards per script call of awardMany: about a millisecond of Redis's time each. */
 const AWARD_BATCH = 250
+/** Script arguments per award (award-batch-17.lua). */
+const PER_AWARD = 6
 
 export interface DailyClaim {
   streak: number
@@ -161,8 +165,8 @@ export const BULK_BATCH = 500
 /** Bulk calls in flight at once: enough that Redis never waits for the next batch. */
 export const BULK_IN_FLIGHT = 4
 
-/** One member of a bulk write. */
-export interface BulkMember {
+/** One member of a bulk write; its display name and avatar URL are recorded when given (null clears one), kept otherwise. */
+export interface BulkMember extends ProfileInput {
   userId: string
   xp: number
   /** Recorded when given; an existing name is kept otherwise. */
@@ -170,6 +174,9 @@ export interface BulkMember {
   /** The daily record, set outright when given (both fields); kept otherwise. */
   daily?: { streak: number, lastClaim: Date }
 }
+
+/** Users per visibility script call: about a millisecond of Redis's time per 200 (every board touched). */
+const VISIBILITY_BATCH = 1000
 
 /**
  * Bulk members checked, merged and encoded for the script: parallel columns rather than an
@@ -182,6 +189,8 @@ class BulkColumns {
   readonly usernames: Array<string | undefined> = []
   /** "<streak>:<claim>:", or undefined to keep the stored daily record. */
   readonly dailies: Array<string | undefined> = []
+  /** The display name and avatar URL as the script takes them, or undefined to keep both. */
+  readonly profiles: Array<{ displayName: string, avatarUrl: string } | undefined> = []
   readonly #index = new Map<string, number>()
 
   /** Checks `m` and adds it; a member seen before is merged into its first place, as if applied after it. */
@@ -197,6 +206,7 @@ class BulkColumns {
       if (!Number.isSafeInteger(ms) || ms < 0) throw new InvalidParameterError('lastClaim must be a valid date after 1970')
       daily = `${streak}:${ms}:`
     }
+    const profile = hasProfile(m) ? profileArgs(m) : undefined
     const at = this.#index.get(userId)
     if (at === undefined) {
       this.#index.set(userId, this.userIds.length)
@@ -204,10 +214,17 @@ class BulkColumns {
       this.xps.push(xp)
       this.usernames.push(username)
       this.dailies.push(daily)
+      this.profiles.push(profile)
     } else {
       this.xps[at] = xp
       if (username !== undefined) this.usernames[at] = username
       if (daily !== undefined) this.dailies[at] = daily
+      if (profile !== undefined) {
+        const before = this.profiles[at]
+        this.profiles[at] = before === undefined
+          ? profile
+          : { displayName: profile.displayName === '' ? before.displayName : profile.displayName, avatarUrl: profile.avatarUrl === '' ? before.avatarUrl : profile.avatarUrl }
+      }
     }
   }
 
@@ -215,7 +232,7 @@ class BulkColumns {
     return this.userIds.length
   }
 
-  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-8.lua). */
+  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-9.lua). */
   args (from: number, to: number): string[] {
     const n = to - from
     // Group 0: username and daily record given; 1: username only; 2: daily record only; 3: neither.
@@ -227,24 +244,30 @@ class BulkColumns {
       counts[g] = (counts[g] as number) + 1
     }
     const [whole = 0, named = 0, dated = 0] = counts
-    const args = new Array<string>(4 + 2 * n + whole + named + dated)
+    const profiled: string[] = []
+    for (let m = from; m < to; m++) {
+      const profile = this.profiles[m]
+      if (profile !== undefined) profiled.push(boardMember(this.userIds[m] as string), profile.displayName, profile.avatarUrl)
+    }
+    const args = new Array<string>(5 + 2 * n + whole + named + dated)
     args[0] = String(whole)
     args[1] = String(named)
     args[2] = String(dated)
     args[3] = String(n - whole - named - dated)
+    args[4] = String(profiled.length / 3)
     const next = [0, whole, whole + named, whole + named + dated] // the next place in each group
     for (let i = 0; i < n; i++) {
       const g = groups[i] as number
       const at = next[g] as number
       next[g] = at + 1
       const m = from + i
-      args[4 + at] = boardMember(this.userIds[m] as string)
-      args[4 + n + at] = this.xps[m] as string
-      if (g === 0) args[4 + 2 * n + at] = (this.dailies[m] as string) + (this.usernames[m] as string)
-      else if (g === 1) args[4 + 2 * n + at] = '::' + (this.usernames[m] as string)
-      else if (g === 2) args[4 + 2 * n + at] = this.dailies[m] as string
+      args[5 + at] = boardMember(this.userIds[m] as string)
+      args[5 + n + at] = this.xps[m] as string
+      if (g === 0) args[5 + 2 * n + at] = (this.dailies[m] as string) + (this.usernames[m] as string)
+      else if (g === 1) args[5 + 2 * n + at] = '::' + (this.usernames[m] as string)
+      else if (g === 2) args[5 + 2 * n + at] = this.dailies[m] as string
     }
-    return args
+    return args.concat(profiled)
   }
 }
 
@@ -315,7 +338,7 @@ function awardResult (status: number, xp: number, gain: number, curve: LevelCurv
 }
 
 /**
- * The results of `n` awards from a batch's reply (award-batch-16.lua: 4 values an award, then 3
+ * The results of `n` awards from a batch's reply (award-batch-17.lua: 4 values an award, then 3
  * for each award with roles), or from one remembered before (3 values an award).
  */
 function batchResults (reply: ReadonlyArray<number | string>, n: number, curve: LevelCurve): Array<AwardResult & { replayed?: true }> {
@@ -392,12 +415,14 @@ export class LeaderboardWriter {
    * gain is floor(xp × the server's multiplier × the multipliers of `roleIds` and `channelId` ×
    * the boost running), within the cooldown and the daily cap. `xp` may be a range to draw from.
    * A refusal by the cooldown or the cap is a result (`applied: false`); passing the XP limit
-   * throws XpLimitError.
+   * throws XpLimitError. Records the names given. An award to a hidden member is kept, and stays
+   * hidden (the same rules apply to it).
    */
-  async awardXp (ref: MemberRef & AwardRules & { xp: AwardXp, username?: string }): Promise<AwardResult> {
+  async awardXp (ref: MemberRef & AwardRules & ProfileInput & { xp: AwardXp, username?: string }): Promise<AwardResult> {
     const { guildId, userId } = this.#ref(ref)
     const award = checkAward(ref)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
+    const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     let gain = 0
@@ -417,7 +442,8 @@ export class LeaderboardWriter {
         username,
         maxXp: MAX_XP,
         opId: op.opId,
-        opsTtlMs: op.ttlMs
+        opsTtlMs: op.ttlMs,
+        ...profile
       })
     }, calendarRefusal))
     const [status, xp, gained, add = '', remove = ''] = reply
@@ -437,7 +463,7 @@ export class LeaderboardWriter {
    * limit: `applied: false` and the reason) is refused alone; the others are applied. An XP range
    * is drawn here, once: a resend carries the same draw, and an award whose opId was applied
    * before answers its first draw's result. The awards go to Redis in calls of AWARD_BATCH
-   * (award-batch-16.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
+   * (award-batch-17.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
    * per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {
@@ -453,16 +479,20 @@ export class LeaderboardWriter {
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
     const checked = new Array<CheckedAward>(awards.length)
-    // 4 values per award (see award-batch-16.lua); the gains, at 4i + 1, are filled in by each attempt.
-    const args = new Array<string | number>(4 * awards.length)
+    // PER_AWARD values per award; the gains, at PER_AWARD * i + 1, are filled in by each attempt.
+    const args = new Array<string | number>(PER_AWARD * awards.length)
     awards.forEach((a, i) => {
       try {
         if (typeof a !== 'object' || a === null) throw new InvalidParameterError('must be an object')
         userIds[i] = assertSnowflake('user_id', a.userId)
         checked[i] = checkAward(a)
-        args[4 * i] = boardMember(a.userId)
-        args[4 * i + 2] = a.username === undefined ? '' : assertUsername(a.username)
-        args[4 * i + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
+        const { displayName, avatarUrl } = profileArgs(a)
+        const at = PER_AWARD * i
+        args[at] = boardMember(a.userId)
+        args[at + 2] = a.username === undefined ? '' : assertUsername(a.username)
+        args[at + 3] = a.opId === undefined ? '' : this.#operation(guildId, a.opId).opId
+        args[at + 4] = displayName
+        args[at + 5] = avatarUrl
       } catch (err) {
         if (err instanceof InvalidParameterError) throw new InvalidParameterError(`awards[${i}]: ${err.message}`)
         throw err
@@ -472,11 +502,11 @@ export class LeaderboardWriter {
     const chunks: Array<Promise<Array<AwardResult & { replayed?: true }>>> = []
     for (let from = 0; from < awards.length; from += AWARD_BATCH) {
       const to = Math.min(awards.length, from + AWARD_BATCH)
-      const chunk = args.slice(4 * from, 4 * to)
+      const chunk = args.slice(PER_AWARD * from, PER_AWARD * to)
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
       chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) => {
-        for (let i = from; i < to; i++) chunk[4 * (i - from) + 1] = gainOf(w.settings, w.calendar, checked[i] as CheckedAward)
+        for (let i = from; i < to; i++) chunk[PER_AWARD * (i - from) + 1] = gainOf(w.settings, w.calendar, checked[i] as CheckedAward)
         return await scripts.awardBatch(this.redis, {
           ...k,
           ...w.keys,
@@ -494,41 +524,129 @@ export class LeaderboardWriter {
     return results.map((r, i) => ({ userId: userIds[i] as string, ...r, ...(r.reason === 'xp_limit' ? { refused: 'xp_limit' as const } : {}) }))
   }
 
-  /** Sets a member's XP outright (not multiplied), creating it if needed. Returns the previous XP (setMemberXp tells more). */
-  async setXp (ref: MemberRef & { xp: number, username?: string }): Promise<number> {
+  /**
+   * Sets a member's XP outright (not multiplied), creating it if needed (hidden if the user is),
+   * and records the names given. Returns the previous XP (setMemberXp tells more).
+   */
+  async setXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<number> {
     return (await this.setMemberXp(ref)).previousXp
   }
 
   /**
    * Sets a member's XP outright (an administrative act: not multiplied, no rule applies),
-   * creating it if needed; with its level after it and, when the level crossed a role reward's
-   * threshold either way, the roles the bot should add and take away.
+   * creating it if needed (hidden if the user is), and records the names given; with its level
+   * after it and, when the level crossed a role reward's threshold either way, the roles the bot
+   * should add and take away.
    */
-  async setMemberXp (ref: MemberRef & { xp: number, username?: string }): Promise<SetXpResult> {
+  async setMemberXp (ref: MemberRef & ProfileInput & { xp: number, username?: string }): Promise<SetXpResult> {
     const { guildId, userId } = this.#ref(ref)
     const xp = assertXp(ref.xp)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
+    const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     const [, previousXp, add = '', remove = '', level] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
-      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs
+      ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     }), calendarRefusal))
     // A reply remembered before levels were given: the level under the settings now.
     return { previousXp, xp, level: level ?? levelForXp(levelCurve(await this.settings.read(guildId)), xp), ...roleChangesOf(add, remove) }
   }
 
-  /** Records a member's display name. Returns false (and stores nothing) for a non-member. */
+  /** Records a member's username. Returns false (and stores nothing) for a non-member. */
   async setUsername (ref: MemberRef & { username: string }): Promise<boolean> {
+    return await this.setNames({ ...ref, username: assertUsername(ref.username) })
+  }
+
+  /**
+   * Records a member's names: its username, display name and avatar URL, each when given (null
+   * clears the display name or the avatar URL). Returns false (and stores nothing) for a non-member.
+   */
+  async setNames (ref: MemberRef & ProfileInput & { username?: string }): Promise<boolean> {
     const { guildId, userId } = this.#ref(ref)
-    const username = assertUsername(ref.username)
+    const username = ref.username === undefined ? '' : assertUsername(ref.username)
+    const profile = profileArgs(ref)
+    if (username === '' && !hasProfile(ref)) throw new InvalidParameterError('give a username, a display name or an avatar URL')
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
     // After the writes called before it, which may wait for the server's settings.
     const settings = this.#calendar.settingsOf(guildId)
     if (settings instanceof Promise) await settings
-    return await this.#settle('setUsername', op.opId, async () => await scripts.setUsername(this.redis, {
-      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs
+    return await this.#settle('setNames', op.opId, async () => await scripts.setUsername(this.redis, {
+      ...k, ops: op.current, opsPrev: op.previous, member: boardMember(userId), username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     })) === MemberWriteStatus.done
+  }
+
+  /**
+   * Hides a member (`visible: false`, with why: it left the server, or opted out) or shows it again
+   * (`visible: true`: when `reason` no longer holds, or, without one, whatever the reasons). A
+   * member is hidden while any reason holds: from every public read at once (boards, ranks,
+   * totals, streams), keeping its XP, which awards to it go on adding to; shown, it is back with
+   * its XP and exact ranks. A user who is not a member yet is recorded all the same (its first
+   * write keeps it hidden). Setting a state that holds already changes nothing.
+   */
+  async setVisibility (ref: { guildId: string } & VisibilityChange): Promise<VisibilityResult> {
+    assertSnowflake('guild_id', ref.guildId)
+    const change = new VisibilityChanges()
+    change.add(ref)
+    const [result] = await this.#applyVisibility(ref.guildId, change)
+    return result as VisibilityResult
+  }
+
+  /**
+   * setVisibility for many users of one server (a bot's join and leave sync), one result per user
+   * in the order first given; a user given more than once ends as the changes in turn leave it.
+   * Every change is checked first (an error names its index) and nothing is written on a bad
+   * one. Users go to Redis in calls of VISIBILITY_BATCH, each atomic (every board and the totals
+   * move together), a few in flight; `onProgress` gets the users done so far after each.
+   */
+  async setVisibilityMany (guildId: string, changes: readonly VisibilityChange[], onProgress?: (done: number) => void): Promise<VisibilityResult[]> {
+    assertSnowflake('guild_id', guildId)
+    if (!Array.isArray(changes)) throw new InvalidParameterError('changes must be an array')
+    const all = new VisibilityChanges()
+    changes.forEach((change, i) => {
+      try {
+        all.add(change)
+      } catch (err) {
+        if (err instanceof InvalidParameterError) throw new InvalidParameterError(`changes[${i}]: ${err.message}`)
+        throw err
+      }
+    })
+    return await this.#applyVisibility(guildId, all, onProgress)
+  }
+
+  async #applyVisibility (guildId: string, all: VisibilityChanges, onProgress?: (done: number) => void): Promise<VisibilityResult[]> {
+    const k = this.keys.guild(guildId)
+    const results = new Array<VisibilityResult[]>()
+    let done = 0
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < all.userIds.length) {
+        const at = next
+        next += VISIBILITY_BATCH
+        const chunk = all.chunk(at, at + VISIBILITY_BATCH)
+        const reply = await this.#settle('setVisibility', undefined, async () => await this.#calendar.run(guildId, async (w) =>
+          await scripts.setVisibility(this.redis, { ...k, ...w.keys, ...w.args }, this.#seasonBoards(guildId, w.settings), chunk.items),
+        calendarRefusal))
+        results[at / VISIBILITY_BATCH] = visibilityResults(chunk, reply)
+        done += chunk.userIds.length
+        onProgress?.(done)
+      }
+    }
+    await Promise.all(Array.from({ length: BULK_IN_FLIGHT }, worker))
+    const byUser = new Map(results.flat().map((r) => [r.userId, r]))
+    return all.userIds.map((userId) => byUser.get(userId) as VisibilityResult)
+  }
+
+  /**
+   * Every season board a member's score is kept in, as the settings a write computes with name
+   * them: the current season's and each ended one still kept (a season's end, or a change of
+   * season_retention, moves the epoch, so a script sent with these keys finds them current).
+   */
+  #seasonBoards (guildId: string, settings: GuildWriteSettings): string[] {
+    const current = settings.currentSeason.id
+    const boards = [this.keys.guild(guildId).seasonCurrent]
+    for (let id = current - 1; id >= Math.max(1, current - settings.seasonRetention); id--) boards.push(this.keys.season(guildId, id))
+    return boards
   }
 
   /** Removes a member and all its data. Returns false when it was not a member. */
@@ -691,10 +809,10 @@ export class LeaderboardWriter {
         for (;;) {
           const args = stopped ? undefined : take()
           if (args === undefined) return
-          const [whole = '0', named = '0', dated = '0', bare = '0', ...members] = args
+          const [whole = '0', named = '0', dated = '0', bare = '0', profiled = '0', ...members] = args
           const set = await this.#calendar.run(guildId, async (w) => {
             const [[err, reply] = [null, 0]] = await this.redis.pipeline()
-              .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare }), ...members).exec() ?? []
+              .bulkSetMembers(...scriptArgs('bulkSetMembers', { ...k, ...w.keys, ...w.args, whole, named, dated, bare, profiled }), ...members).exec() ?? []
             if (err !== null) throw err
             return reply as number | [number, number]
           }, bulkRefusal)

@@ -3,7 +3,8 @@
   r+radius, clipped to the board, read consistently with the server's curve and data version;
   all time, or in a season (includes/board-reads.lua), with each entry's rank at the end of the
   last closed day (all time only). No per-entry work in Lua but the history index of each
-  record: the caller decodes board members and records.
+  record: the caller decodes board members and records. A hidden member is not a member here
+  (includes/visibility.lua).
 
   KEYS[1] board          ZSET board member -> xp
   KEYS[2] members        HASH board member -> record
@@ -26,24 +27,26 @@
   The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "board-reads"
+--- @include "visibility"
 --- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local ranked, season = ranked_board({ board = KEYS[1], seasons = KEYS[6], settings = KEYS[3], season_current = KEYS[7], season_board = KEYS[8] },
   ARGV[3], ARGV[4])
 if not ranked then return { version, -1 } end
+local score = redis.call('ZSCORE', ranked, ARGV[1])
+if not score or is_hidden(score) then return { version, season, 0, false, false } end
 local rank = redis.call('ZREVRANK', ranked, ARGV[1])
-if not rank then return { version, season, 0, false, false } end
 local radius = tonumber(ARGV[2])
 local first = rank - radius
 if first < 0 then first = 0 end
-local entries = redis.call('ZREVRANGE', ranked, first, rank + radius)
+local entries, total = visible_range(ranked, first, rank + radius)
 local shown = redis.call('ZMSCORE', ranked, unpack(entries))
 local records = redis.call('HMGET', KEYS[2], unpack(entries))
 return {
   version,
   season,
-  redis.call('ZCARD', ranked),
+  total,
   shown_curve(KEYS[3]),
   rank,
   first,

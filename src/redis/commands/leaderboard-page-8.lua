@@ -2,7 +2,8 @@
   One page of the leaderboard, all time or of a season (XP gained in it: includes/board-reads.lua),
   read consistently with the server's curve and data version, with each entry's rank at the end of
   the last closed day (all time only: rank_change). No per-entry work in Lua but the history
-  index of each record: the caller decodes board members and records.
+  index of each record: the caller decodes board members and records. Hidden members are
+  neither counted nor listed (includes/visibility.lua).
 
   KEYS[1] board          ZSET board member -> xp
   KEYS[2] members        HASH board member -> record
@@ -25,17 +26,18 @@
   The curve is its name, or custom:<settings epoch> for a custom one (includes/shown-curve.lua).
 ]]
 --- @include "board-reads"
+--- @include "visibility"
 --- @include "shown-curve"
 
 local version = redis.call('GET', KEYS[4])
 local ranked, season = ranked_board({ board = KEYS[1], seasons = KEYS[6], settings = KEYS[3], season_current = KEYS[7], season_board = KEYS[8] },
   ARGV[3], ARGV[4])
 if not ranked then return { version, -1 } end
-local entries = redis.call('ZREVRANGE', ranked, ARGV[1], ARGV[2])
+local entries, total = visible_range(ranked, ARGV[1], ARGV[2])
 local result = {
   version,
   season,
-  redis.call('ZCARD', ranked),
+  total,
   shown_curve(KEYS[3]),
   entries
 }

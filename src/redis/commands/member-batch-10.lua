@@ -1,7 +1,8 @@
 --[[
   Many members' records at once (GET /members?ids=…), read consistently with one data version;
   all time, or in a season (includes/board-reads.lua). No per-entry work in Lua beyond the rank
-  of each member found and the history index of each record: the caller decodes records.
+  of each member found and the history index of each record: the caller decodes records. A
+  hidden member is not a member here (includes/visibility.lua).
 
   KEYS[1] board          ZSET board member -> xp
   KEYS[2] members        HASH board member -> record
@@ -30,6 +31,7 @@
 ]]
 --- @include "periods"
 --- @include "board-reads"
+--- @include "visibility"
 --- @include "shown-curve"
 
 local FIRST = 5
@@ -43,6 +45,7 @@ local n = #ARGV - FIRST + 1
 local xps = redis.call('ZMSCORE', ranked, unpack(ARGV, FIRST))
 local ranks = {}
 for i = 1, n do
+  if xps[i] and is_hidden(xps[i]) then xps[i] = false end
   ranks[i] = xps[i] and redis.call('ZREVRANK', ranked, ARGV[i + FIRST - 1])
 end
 local records = redis.call('HMGET', KEYS[2], unpack(ARGV, FIRST))

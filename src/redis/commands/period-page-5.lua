@@ -1,7 +1,8 @@
 --[[
   One page of a period leaderboard (XP gained in one ISO week or UTC month), with each entry's
   overall XP for its level, read consistently with the server's curve and data version. No
-  per-entry work in Lua: the caller decodes board members and records.
+  per-entry work in Lua: the caller decodes board members and records. Hidden members are
+  neither counted nor listed (includes/visibility.lua).
 
   KEYS[1] period    ZSET board member -> xp gained in the period (includes/periods.lua)
   KEYS[2] board     ZSET board member -> xp
@@ -25,12 +26,12 @@
 local version = redis.call('GET', KEYS[5])
 local now, current = period_clock(ARGV[3], ARGV[4])
 if not current then return { version, now, 0 } end
-local entries = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
+local entries, total = visible_range(KEYS[1], ARGV[1], ARGV[2])
 local result = {
   version,
   now,
   1,
-  redis.call('ZCARD', KEYS[1]),
+  total,
   shown_curve(KEYS[4]),
   entries
 }

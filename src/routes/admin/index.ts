@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import idempotencyPlugin from '../../pipeline/idempotency.js'
 import memberRoutes from './members.js'
+import visibilityRoutes from './visibility.js'
 import settingsRoutes from './settings.js'
 import keyRoutes from './keys.js'
 import transferRoutes from './transfer.js'
@@ -15,6 +16,7 @@ import seasonRoutes from './seasons.js'
 export default async function admin (fastify: FastifyInstance) {
   await fastify.register(idempotencyPlugin)
   await fastify.register(memberRoutes)
+  await fastify.register(visibilityRoutes)
   await fastify.register(settingsRoutes)
   await fastify.register(keyRoutes)
   await fastify.register(transferRoutes)

@@ -33,7 +33,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: write
   }, async (request) => {
     const results = await writer.awardMany(request.params.guild_id, request.body.awards.map((a) => ({
-      userId: a.user_id, xp: a.xp, username: a.username, opId: a.op_id, roleIds: a.role_ids, channelId: a.channel_id
+      userId: a.user_id, xp: a.xp, username: a.username, displayName: a.display_name, avatarUrl: a.avatar_url, opId: a.op_id, roleIds: a.role_ids, channelId: a.channel_id
     })), { opId: opIdFor(request, 0) })
     return {
       results: results.map((r) => ({
@@ -55,7 +55,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       operationId: 'setMember',
       tags: ['members'],
-      summary: "Set a member's XP (outright, not multiplied) and/or username",
+      summary: "Set a member's XP (outright, not multiplied) and/or its names (username, display name, avatar)",
       params: MemberParams,
       headers: WriteRequestHeaders,
       body: MemberBody,
@@ -64,15 +64,15 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: write
   }, async (request) => {
     const { guild_id: guildId, user_id: userId } = request.params
-    const { xp, username } = request.body
+    const { xp, username, display_name: displayName, avatar_url: avatarUrl } = request.body
     const opId = opIdFor(request, 0)
     let roles: RoleChanges | undefined
     if (xp !== undefined) {
-      roles = (await writer.setMemberXp({ guildId, userId, xp, username, opId })).roles
-    } else if (username !== undefined && !await writer.setUsername({ guildId, userId, username, opId })) {
+      roles = (await writer.setMemberXp({ guildId, userId, xp, username, displayName, avatarUrl, opId })).roles
+    } else if (!await writer.setNames({ guildId, userId, username, displayName, avatarUrl, opId })) {
       throw new MemberNotFoundError(guildId, userId) // a name alone does not make a member
     }
-    const member = memberFound(await leaderboard.readMember(guildId, userId), guildId, userId).value
+    const member = memberFound(await leaderboard.readAnyMember(guildId, userId), guildId, userId).value
     return roles === undefined ? member : { ...member, roles }
   })
 
@@ -109,7 +109,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       const { streak, claimedAt } = await writer.claimDaily({ guildId, userId, opId: opIdFor(request, 0) })
       const { username } = request.body ?? {}
       if (username !== undefined) await writer.setUsername({ guildId, userId, username, opId: opIdFor(request, 1) })
-      const member = memberFound(await leaderboard.readMember(guildId, userId), guildId, userId).value
+      const member = memberFound(await leaderboard.readAnyMember(guildId, userId), guildId, userId).value
       return { daily_streak: streak, last_daily_claim: claimedAt.toISOString(), xp: member.xp, gained: 0 }
     } catch (err) {
       if (!(err instanceof DailyClaimRefusedError) || err.reason !== 'already_claimed' || err.at === undefined) throw err

@@ -39,6 +39,7 @@ export const reads = [
     read: async (reader, { params, query }) =>
       await reader.readPage(params.guild_id, query.page ?? 1, query.limit ?? LIMIT_DEFAULT, query.period ?? 'all', seasonOf(query)),
     stream: { operationId: 'streamLeaderboard', summary: 'A page of the leaderboard, sent again whenever it changes (server-sent events)', event: 'leaderboard' },
+    public: { operationId: 'getPublicLeaderboard', streamOperationId: 'streamPublicLeaderboard' },
     client: {
       method: 'leaderboard',
       doc: 'A page of the board: all time, XP gained in a `period`, or in a `season`.',
@@ -64,6 +65,7 @@ export const reads = [
     read: async (reader, { params, query }) =>
       memberFound(await reader.readMember(params.guild_id, params.user_id, seasonOf(query)), params.guild_id, params.user_id),
     stream: { operationId: 'streamMember', summary: "One member's record, sent again whenever it changes (server-sent events)", event: 'member' },
+    public: { operationId: 'getPublicMember', streamOperationId: 'streamPublicMember', notFound: '`member_not_found`: the user is not a member (or is hidden)' },
     client: {
       method: 'member',
       doc: 'One member\'s record (its XP and rank in a `season`, if given); a non-member throws `member_not_found`.',
@@ -118,6 +120,7 @@ export const reads = [
       event: 'stats',
       serverEvents: true // member.leveled_up, member.rank_entered_top, season.ended
     },
+    public: { operationId: 'getPublicStats', streamOperationId: 'streamPublicStats' },
     client: {
       method: 'stats',
       doc: "The server's aggregates and settings.",

@@ -5,11 +5,12 @@
 -- to `deltas`, which the caller applies (once per call: a batch moves the stats hash with a
 -- handful of HINCRBYs, not a handful per award), and the events it causes appended.
 --- @include "aggregates"
---- @include "records"
+--- @include "profile"
 --- @include "operations"
 --- @include "periods"
 --- @include "events"
 --- @include "calendar-counting"
+--- @include "visibility"
 --- @include "rules"
 
 -- Statuses, as src/redis/script-status.ts names them: applied (whole, or in part up to the daily
@@ -27,20 +28,24 @@ local function role_lists (changes)
   return table.concat(changes.add, ','), table.concat(changes.remove, ',')
 end
 
--- k: { board, members, settings, week, month, season, cooldowns }; a: { member, gained (the
--- caller's gain, src/rules/gain.ts), username ('' keeps it) }; s: { rules, now, max_xp, events
--- (includes/events.lua's context, or nil), day (calendar-counting's day keys, whose board is the
--- daily cap's count) }.
+-- k: { board, members, settings, hidden, week, month, season, cooldowns }; a: { member, gained
+-- (the caller's gain, src/rules/gain.ts), username, display, avatar (includes/profile.lua: ''
+-- keeps each) }; s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
+-- (calendar-counting's day keys, whose board is the daily cap's count) }.
 -- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
 -- levels from the XP under the settings whose epoch the script checked) and whether anything
 -- changed. The week's and month's boards get their expiry from the caller, once per call
 -- (expire_periods). An award that adds nothing (a role or channel at 0, a gain rounded down to
 -- 0) is applied (the member and its name are recorded, the day touched) but is not judged by
 -- the rules and starts no cooldown.
+-- A hidden member's award is judged by the same rules (its cooldown and its day's count are
+-- plain values: a cap is a cap), counts into its encoded scores (includes/visibility.lua), not
+-- into the aggregates, and causes no public event; its reply still carries its roles.
 local function award_one (k, a, s, deltas)
   local gained = tonumber(a.gained)
   local score = redis.call('ZSCORE', k.board, a.member)
-  local old_xp = tonumber(score or '0')
+  local old_xp, hidden = 0, false
+  if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(k.hidden, a.member) end
   local status = AWARDED
   if gained > 0 then
     if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(COOLDOWN, old_xp), false end
@@ -52,18 +57,18 @@ local function award_one (k, a, s, deltas)
   end
   local new_xp = old_xp + gained
   if new_xp > s.max_xp then return refused(OVER_XP_LIMIT, old_xp), false end
-  redis.call('ZADD', k.board, int(new_xp), a.member)
-  if a.username ~= '' then set_name(k.members, a.member, a.username) end
-  add_xp_change(deltas, old_xp, new_xp)
+  redis.call('ZADD', k.board, int(encode_score(new_xp, hidden)), a.member)
+  set_names(k.members, a.member, a.username, a.display, a.avatar)
+  if not hidden then add_xp_change(deltas, old_xp, new_xp) end
   if gained > 0 then
-    count_in_period(k.week, a.member, gained)
-    count_in_period(k.month, a.member, gained)
+    count_in_period(k.week, a.member, gained, hidden)
+    count_in_period(k.month, a.member, gained, hidden)
     start_cooldown(s.rules, k.cooldowns, a.member, s.now)
   end
-  count_in_season(k.season, a.member, gained)
+  count_in_season(k.season, a.member, gained, hidden)
   touch_day(s.day, a.member, gained, score)
   local changes = role_changes(s.rules, old_xp, new_xp)
-  member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, changes)
+  if not hidden then member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, changes) end
   local add, remove = role_lists(changes)
   return { status, new_xp, gained, add, remove }, true
 end

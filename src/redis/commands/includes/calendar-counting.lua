@@ -10,6 +10,7 @@
 --- @include "clock"
 --- @include "numbers"
 --- @include "periods"
+--- @include "visibility"
 
 -- Replies, as src/redis/script-status.ts names them (OUTSIDE_PERIOD_WINDOW is periods.lua's).
 local SETTINGS_CHANGED, SEASON_DUE = -3, -4
@@ -26,9 +27,10 @@ local function calendar_check (settings_key, epoch, from, to, season_ends_at)
   return now, nil
 end
 
--- Counts `gained` XP into the current season's board.
-local function count_in_season (key, member, gained)
-  if gained > 0 then redis.call('ZINCRBY', key, int(gained), member) end
+-- Counts `gained` XP into the current season's board, for a member shown or `hidden`
+-- (includes/visibility.lua).
+local function count_in_season (key, member, gained, hidden)
+  if gained > 0 then add_gain(key, member, gained, hidden) end
 end
 
 -- The day's keys: d = { day, day_start, hist, label, expire_at, now }.

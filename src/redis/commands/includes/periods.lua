@@ -4,6 +4,7 @@
 -- checks Redis's clock against that window, so Redis time, not the caller's, decides the period.
 --- @include "clock"
 --- @include "numbers"
+--- @include "visibility"
 
 -- A writer's reply when Redis's clock is outside the window (src/redis/script-status.ts).
 local OUTSIDE_PERIOD_WINDOW = -2
@@ -14,8 +15,9 @@ local function period_clock (from, to)
   return now, now >= tonumber(from) and now < tonumber(to)
 end
 
--- Counts `gained` (> 0) XP into a period board. The board's expiry is the caller's to set, once
--- per script call that counted into it (expire_periods in includes/award.lua), not once a member.
-local function count_in_period (key, member, gained)
-  redis.call('ZINCRBY', key, int(gained), member)
+-- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`. The board's
+-- expiry is the caller's to set, once per script call that counted into it (expire_periods in
+-- includes/award.lua), not once a member.
+local function count_in_period (key, member, gained, hidden)
+  add_gain(key, member, gained, hidden)
 end

@@ -1,5 +1,5 @@
 --[[
-  Many XP awards to one server in one call, each exactly as award-xp-16.lua applies one
+  Many XP awards to one server in one call, each exactly as award-xp-17.lua applies one
   (includes/award.lua: the rules, the period boards, the season's and the day's), in order. The
   call is one operation (its id remembered with its whole reply, so a resent call is applied
   once); an award may also carry an operation id of its own (a Discord message id, say),
@@ -23,6 +23,7 @@
   KEYS[14] day_start HASH board member -> visible xp before its first change in the day
   KEYS[15] hist      HASH the server's history (`latest_day`, `since`)
   KEYS[16] cooldowns ZSET board member -> Unix ms of its last award that added XP
+  KEYS[17] hidden    HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] the highest XP a member may hold
   ARGV[2] how long a bucket's hash lives, ms
@@ -35,9 +36,10 @@
   ARGV[9] when the current season ends, Unix ms, or '' (never by itself)
   ARGV[10] the day's label (YYYY-MM-DD)
   ARGV[11] when the day's keys expire, Unix ms
-  then 4 per award i (from 0), at ARGV 12 + 4i to 15 + 4i: board member, gain (an integer from 0:
+  then 6 per award i (from 0), at ARGV 12 + 6i to 17 + 6i: board member, gain (an integer from 0:
           the award with its multipliers, src/rules/gain.ts), username ('' to leave it as it is),
-          its own operation id or ''
+          its own operation id or '', display name and avatar URL ('' to leave each as it is,
+          "\31" to clear it: includes/profile.lua)
 
   Returns, for each award in order, 4 values: its status (1 awarded, 3 awarded up to the daily
   cap; not applied, nothing changed: -1 over the XP limit, -4 in the cooldown, -5 at the daily
@@ -46,7 +48,7 @@
   each award whose XP crossed a role reward's level (includes/rules.lua), 3 values: its position
   (from 1), the roles to add and to remove (comma-separated ids, '' for none). Or, with nothing
   changed, { -2, now_ms } when Redis's clock is outside the window, { -3, epoch } when the
-  settings' epoch moved, { -4, now_ms } when the current season is due to end (award-xp-16.lua
+  settings' epoch moved, { -4, now_ms } when the current season is due to end (award-xp-17.lua
   says what the caller does; a reply of two elements is one of these). A call already applied
   returns its first reply and changes nothing.
 ]]
@@ -60,7 +62,8 @@ local now, refusal = calendar_check(KEYS[4], ARGV[8], ARGV[3], ARGV[4], ARGV[9])
 if refusal then return refusal end
 
 local rules = load_rules(KEYS[4])
-local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], week = KEYS[8], month = KEYS[9], season = KEYS[12], cooldowns = KEYS[16] }
+local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[17], week = KEYS[8], month = KEYS[9], season = KEYS[12],
+            cooldowns = KEYS[16] }
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = events,
@@ -69,7 +72,7 @@ local deltas = new_deltas()
 local replies, roles = {}, {}
 local any, gained_any = false, false
 local n = 0
-for i = 12, #ARGV, 4 do
+for i = 12, #ARGV, 6 do
   n = n + 1
   local op = ARGV[i + 3]
   local reply, changed = op ~= '' and replay(KEYS[6], KEYS[7], op), false
@@ -77,7 +80,8 @@ for i = 12, #ARGV, 4 do
   if reply then
     reply, replayed = full_reply(reply), 1
   else
-    reply, changed = award_one(k, { member = ARGV[i], gained = ARGV[i + 1], username = ARGV[i + 2] }, s, deltas)
+    reply, changed = award_one(k, { member = ARGV[i], gained = ARGV[i + 1], username = ARGV[i + 2], display = ARGV[i + 4],
+                                   avatar = ARGV[i + 5] }, s, deltas)
     if op ~= '' then remember(KEYS[6], op, ARGV[2], reply) end
   end
   replies[#replies + 1] = reply[1]

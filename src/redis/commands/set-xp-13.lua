@@ -16,6 +16,7 @@
   KEYS[10] day      ZSET board member -> xp gained in the server's current day
   KEYS[11] day_start HASH board member -> visible xp before its first change in the day
   KEYS[12] hist     HASH the server's history (`latest_day`, `since`)
+  KEYS[13] hidden   HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] board member
   ARGV[2] xp, an integer from 0 to the XP limit (checked by the caller)
@@ -26,6 +27,8 @@
   ARGV[8] the settings' epoch the caller computed with
   ARGV[9] the day's label (YYYY-MM-DD)
   ARGV[10] when the day's keys expire, Unix ms
+  ARGV[11] display name, '' to leave it as it is, or "\31" to clear it (includes/profile.lua)
+  ARGV[12] avatar URL, the same way
 
   Returns { 1, the member's previous XP (0 for a new member), roles to add, roles to remove
   (comma-separated ids, '' for none), the level after it }, or, with nothing changed,
@@ -34,11 +37,12 @@
   remembered before roles were given holds the previous XP alone after the 1).
 ]]
 --- @include "aggregates"
---- @include "records"
+--- @include "profile"
 --- @include "version"
 --- @include "operations"
 --- @include "events"
 --- @include "calendar-counting"
+--- @include "visibility"
 --- @include "rules"
 
 local SET = 1
@@ -50,18 +54,21 @@ local now, refusal = calendar_check(KEYS[7], ARGV[8], ARGV[6], ARGV[7], '')
 if refusal then return refusal end
 
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-local old_xp = tonumber(score or '0')
+local old_xp, hidden = 0, false
+if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(KEYS[13], ARGV[1]) end
 local new_xp = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], int(new_xp), ARGV[1])
-if ARGV[3] ~= '' then set_name(KEYS[2], ARGV[1], ARGV[3]) end
-apply_xp_change(KEYS[3], old_xp, new_xp)
+redis.call('ZADD', KEYS[1], int(encode_score(new_xp, hidden)), ARGV[1])
+set_names(KEYS[2], ARGV[1], ARGV[3], ARGV[11], ARGV[12])
+if not hidden then apply_xp_change(KEYS[3], old_xp, new_xp) end
 touch_day({ day = KEYS[10], day_start = KEYS[11], hist = KEYS[12], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, score)
 bump_version(KEYS[4])
 local rules = load_rules(KEYS[7])
 local changes = role_changes(rules, old_xp, new_xp)
 local events = events_context(KEYS[8], KEYS[9])
 if events then events.curve = rules.curve end
-member_moved(events, { board = KEYS[1], members = KEYS[2], settings = KEYS[7] }, ARGV[1], score ~= false, old_xp, new_xp, changes)
+if not hidden then
+  member_moved(events, { board = KEYS[1], members = KEYS[2], settings = KEYS[7] }, ARGV[1], score ~= false, old_xp, new_xp, changes)
+end
 events_done(events)
 local add, remove = '', ''
 if changes then add, remove = table.concat(changes.add, ','), table.concat(changes.remove, ',') end

@@ -2,8 +2,9 @@
   Adds an award's gain to a member, creating the member if needed, as the server's rules allow
   (includes/rules.lua: cooldown, daily cap), counts it into the current week's and month's period
   boards (includes/periods.lua), the current season's board and the server's day
-  (includes/calendar-counting.lua), and appends the events it causes (includes/events.lua). The
-  award itself is includes/award.lua's, which award-batch-16.lua applies to many.
+  (includes/calendar-counting.lua), and appends the events it causes (includes/events.lua). A
+  hidden member's award goes to its encoded scores (includes/visibility.lua). The award itself is
+  includes/award.lua's, which award-batch-17.lua applies to many.
 
   KEYS[1] board      ZSET board member -> xp
   KEYS[2] members    HASH board member -> record (see includes/records.lua)
@@ -21,6 +22,7 @@
   KEYS[14] day_start HASH board member -> visible xp before its first change in the day
   KEYS[15] hist      HASH the server's history (`latest_day`, `since`)
   KEYS[16] cooldowns ZSET board member -> Unix ms of its last award that added XP
+  KEYS[17] hidden    HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] board member (complemented, zero-padded user_id)
   ARGV[2] gain, an integer from 0 (the award with its multipliers, src/rules/gain.ts)
@@ -35,9 +37,11 @@
   ARGV[12] when the current season ends, Unix ms, or '' (never by itself)
   ARGV[13] the day's label (YYYY-MM-DD)
   ARGV[14] when the day's keys expire, Unix ms
+  ARGV[15] display name, '' to leave it as it is, or "\31" to clear it (includes/profile.lua)
+  ARGV[16] avatar URL, the same way
 
   Returns { status, xp, gained, roles to add, roles to remove } (status 1 or 3 applied; -1, -4,
-  -5 not applied, nothing changed: as award-batch-16.lua says; roles as comma-separated ids, ''
+  -5 not applied, nothing changed: as award-batch-17.lua says; roles as comma-separated ids, ''
   for none); or, with nothing changed and nothing remembered:
           { -2, now_ms } when Redis's clock is outside the window,
           { -3, epoch } when the settings' epoch moved (the settings changed, or a season ended),
@@ -56,11 +60,13 @@ local now, refusal = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8], ARGV[12
 if refusal then return refusal end
 
 local rules = load_rules(KEYS[4])
-local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], week = KEYS[8], month = KEYS[9], season = KEYS[12], cooldowns = KEYS[16] }
+local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[17], week = KEYS[8], month = KEYS[9], season = KEYS[12],
+            cooldowns = KEYS[16] }
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local deltas = new_deltas()
-local reply, changed = award_one(k, { member = ARGV[1], gained = ARGV[2], username = ARGV[3] },
+local reply, changed = award_one(k,
+  { member = ARGV[1], gained = ARGV[2], username = ARGV[3], display = ARGV[15], avatar = ARGV[16] },
   { rules = rules, now = now, max_xp = tonumber(ARGV[4]), events = events,
     day = { day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[13], expire_at = ARGV[14], now = now } },
   deltas)

@@ -13,6 +13,7 @@
   KEYS[7] day       ZSET board member -> xp gained in the server's current day
   KEYS[8] day_start HASH board member -> visible xp before its first change in the day
   KEYS[9] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[10] hidden   HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] board member
   ARGV[2] claim time in Unix ms, or '' for now
@@ -38,6 +39,7 @@
 --- @include "version"
 --- @include "operations"
 --- @include "calendar-counting"
+--- @include "visibility"
 
 local done = replay(KEYS[4], KEYS[5], ARGV[4])
 if done then return done end
@@ -68,8 +70,8 @@ if last then
 end
 
 write_record(KEYS[2], ARGV[1], streak, string.format('%d', at), name, extension)
--- A new member enters the board with 0 XP; 0 XP adds nothing to the aggregates.
-if redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1]) == 1 then
+-- A new member enters the board with 0 XP (hidden if the user is); 0 XP adds nothing to the aggregates.
+if redis.call('ZADD', KEYS[1], 'NX', int(encode_score(0, hidden_user(KEYS[10], ARGV[1]))), ARGV[1]) == 1 then
   touch_day({ day = KEYS[7], day_start = KEYS[8], hist = KEYS[9], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, false)
 end
 bump_version(KEYS[3])

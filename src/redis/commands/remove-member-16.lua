@@ -19,6 +19,8 @@
   KEYS[13] day       ZSET board member -> xp gained in the server's current day
   KEYS[14] day_start HASH board member -> visible xp before its first change in the day
   KEYS[15] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[16] hidden    HASH board member -> why the user is hidden (forgotten with the member:
+                     includes/visibility.lua)
 
   ARGV[1] board member
   ARGV[2] operation id
@@ -37,6 +39,7 @@
 --- @include "version"
 --- @include "operations"
 --- @include "calendar-counting"
+--- @include "visibility"
 
 local done = replay(KEYS[5], KEYS[6], ARGV[2])
 if done then return done end
@@ -49,8 +52,10 @@ if not score then
   return remember(KEYS[5], ARGV[2], ARGV[3], { 0 })
 end
 touch_day({ day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[7], expire_at = ARGV[8], now = now }, ARGV[1], 0, score)
-apply_xp_change(KEYS[3], tonumber(score), 0)
+local xp, hidden = decode_score(score)
+if not hidden then apply_xp_change(KEYS[3], xp, 0) end
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[16], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 for i = 7, 11 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 bump_version(KEYS[4])
