@@ -3,8 +3,6 @@
 // work of its own start nor the host's other processes are load from its traffic, and it sheds
 // load for its traffic only (test/load-shedding.test.ts).
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { burnEveryCore } from './helpers/cpu-burners.js'
 import { DEMO_CURL, startServer, tempDir } from './helpers/server-process.js'
 
@@ -28,38 +26,3 @@ t.test(`the demo started with a CPU burner on each core answers its first ${READ
     t.equal(await run.exited, 0)
   }
 })
-
-t.test('the demo whose local Redis stalls for seconds during its start (SIGSTOP) starts when it resumes, and serves', async (t) => {
-  const run = startServer(t, { cwd: tempDir(t) })
-  // Its first log line comes once its local redis-server (its child) runs; the stall begins as
-  // the migration is logged, when the seeding and the demo key's set-up come next.
-  await run.waitFor(/ioredis young-collection fix/)
-  const redisPid = await childRedisPid(run.child.pid ?? 0)
-  const stalled = new Promise<void>((resolve) => {
-    run.child.stdout?.on('data', (chunk: Buffer) => {
-      if (!chunk.toString().includes('redis data migrated')) return
-      process.kill(redisPid, 'SIGSTOP')
-      resolve()
-    })
-  })
-  t.teardown(() => { try { process.kill(redisPid, 'SIGCONT') } catch {} })
-  await stalled
-  // Past the request path's command timeout (500 ms) several times over.
-  await sleep(3000)
-  process.kill(redisPid, 'SIGCONT')
-  const [, key = '', url = ''] = await run.waitFor(DEMO_CURL)
-  const res = await fetch(url, { headers: { 'x-api-key': key } })
-  t.equal(res.status, 200, 'its first read after the banner')
-  t.equal(((await res.json()) as { total: number }).total, 500, 'the seeded crowd is served')
-  run.signal('SIGTERM')
-  t.equal(await run.exited, 0, 'and it stops cleanly')
-})
-
-/** The pid of the redis-server that process `parent` started (waited for: it starts first). */
-async function childRedisPid (parent: number): Promise<number> {
-  for (;;) {
-    const found = spawnSync('pgrep', ['-P', String(parent), 'redis-server'], { encoding: 'utf8' }).stdout.trim()
-    if (found !== '') return Number(found.split('\n')[0])
-    await sleep(20)
-  }
-}
