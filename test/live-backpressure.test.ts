@@ -168,9 +168,13 @@ t.test('the service\'s memory for stalled streams: each holds two events at most
   const whileReading = reading.held - before.held
   const whileStalled = stalledMemory.held - reading.held
   const twoEvents = 2 * sizes.reduce((a, b) => a + b, 0)
-  t.ok(whileStalled <= Math.max(0, whileReading) + twoEvents,
+  // A collection's leftovers move the heap by about a megabyte between two measures of the same
+  // load (the reading phase measured -2.45 MB once); stalled streams that held every event they
+  // missed grew it by 8.7 MB here.
+  const noise = MB
+  t.ok(whileStalled <= Math.max(0, whileReading) + twoEvents + noise,
     `${changes} changes to ${stalled.length} pages: the heap and Buffers grew by ${mb(whileReading)} MB with every client reading, ` +
-    `by ${mb(whileStalled)} MB with every client stalled; two events for each stalled stream are ${mb(twoEvents)} MB ` +
+    `by ${mb(whileStalled)} MB with every client stalled; two events for each stalled stream are ${mb(twoEvents)} MB (and 1 MB of the heap's noise) ` +
     `(resident memory ${(before.rss / MB).toFixed(0)}, ${(reading.rss / MB).toFixed(0)}, ${(stalledMemory.rss / MB).toFixed(0)} MB)`)
   for (const s of stalled) s.close()
 })
