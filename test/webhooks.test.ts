@@ -257,7 +257,8 @@ t.test('an event not delivered within the retry period is given up, logged, and 
   // The second, made once the first has failed for half its period, waits behind it, and is
   // younger by as much: still in its own period when the first is given up.
   const made = Date.now()
-  await until(() => receiver.received.length >= 2 && Date.now() - made >= 1000, 'the first event failing for a second')
+  // One failed attempt at least: on a loaded machine the first retry may come after the period.
+  await until(() => receiver.received.length >= 1 && Date.now() - made >= 1000, 'the first event failing for a second')
   await levelUps(ctx, g, 1, 2)
   await until(() => receiver.received.some((r) => r.json.id !== first), 'the second event')
   // The delivery's record follows its answer.
