@@ -63,6 +63,27 @@ class Shared:
                 self.call(lambda: client.member(guild, 1200000000000000000))
             self.assertEqual([e["user_id"] for e in self.call(lambda: client.leaderboard(guild))["data"]], ["1200000000000000001"])
 
+        def test_members_who_left_are_hidden_from_every_read_and_shown_again_with_their_xp(self) -> None:
+            client, guild = self.client(), fresh_guild()
+            self.call(lambda: client.award_many(guild, [{"user_id": USER, "xp": 300}, {"user_id": 5, "xp": 200}, {"user_id": 6, "xp": 100}]))
+            hidden = self.call(lambda: client.set_visibility(guild, USER, visible=False, reason="left"))
+            self.assertEqual(hidden, {"user_id": "1200000000000000001", "visible": False, "reasons": ["left"], "xp": 300})
+            page = self.call(lambda: client.leaderboard(guild))
+            self.assertEqual([(e["rank"], e["user_id"]) for e in page["data"]], [(1, "5"), (2, "6")], "everyone moved up")
+            self.assertEqual(page["total"], 2)
+            with self.assertRaises(MemberNotFound):
+                self.call(lambda: client.member(guild, USER))
+            many = self.call(lambda: client.set_visibility_many(guild, [
+                {"user_id": USER, "visible": True, "reason": "left"}, {"user_id": 6, "visible": False, "reason": "opted_out"}]))
+            self.assertEqual([(v["user_id"], v["visible"], v["reasons"], v["xp"]) for v in many],
+                             [("1200000000000000001", True, [], 300), ("6", False, ["opted_out"], 100)])
+            self.assertEqual([(e["rank"], e["user_id"], e["xp"]) for e in self.call(lambda: client.leaderboard(guild))["data"]],
+                             [(1, "1200000000000000001", 300), (2, "5", 200)], "shown again with its XP")
+            with self.assertRaises(ValueError, msg="hiding needs a reason"):
+                self.call(lambda: client.set_visibility(guild, 5, visible=False))
+            with self.assertRaises(ValueError):
+                self.call(lambda: client.set_visibility(guild, 5, visible=False, reason="banned"))
+
         def test_awards_go_in_batches_of_up_to_1000_full_ones_at_once_the_rest_on_flush(self) -> None:
             client, proxy = self.proxied(flush_interval=HANG_GUARD_SECONDS)
             guild = fresh_guild()

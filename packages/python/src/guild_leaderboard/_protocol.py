@@ -22,7 +22,7 @@ from ._ids import op_id as check_op_id
 from ._ids import snowflake, snowflakes
 from .errors import ApiError, ConnectionFailed, UnexpectedAnswer, error_class
 from .types import (AroundPage, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
-                    Period, Settings, SettingsUpdate, UpdatedMember)
+                    Period, Settings, SettingsUpdate, UpdatedMember, Visibility, VisibilityChange)
 
 T = TypeVar("T")
 
@@ -324,6 +324,20 @@ class Operations:
         body = {} if name is None else {"username": username(name)}
         return self._write("POST", f"{_member_path(guild_id, user_id)}/daily", body, key, read_json)
 
+    def set_visibility(self, guild_id: object, user_id: object, visible: bool, reason: Optional[str],
+                       key: Optional[str]) -> Call[Visibility]:
+        return self._write("PUT", f"{_member_path(guild_id, user_id)}/visibility", _visibility_body(visible, reason), key, read_json)
+
+    def set_visibility_many(self, guild_id: object, changes: Sequence[VisibilityChange], key: Optional[str]) -> Call[List[Visibility]]:
+        if not 1 <= len(changes) <= 10_000:
+            raise ValueError(f"set_visibility_many takes 1 to 10,000 changes, got {len(changes)}")
+        members = []
+        for i, change in enumerate(changes):
+            body = _visibility_body(change.get("visible"), change.get("reason"))
+            members.append({"user_id": snowflake(f"changes[{i}].user_id", change.get("user_id")), **body})
+        return self._write("POST", f"/servers/{_path_id('guild_id', guild_id)}/visibility", {"members": members}, key,
+                           lambda response: read_json(response)["results"])
+
     def settings(self, guild_id: object) -> Call[Settings]:
         path = f"/servers/{_path_id('guild_id', guild_id)}/settings"
         return Call(self._request("GET", self._need_admin(), path, {}, None, None), read_json)
@@ -390,6 +404,18 @@ class Operations:
 
 def _path_id(name: str, value: object) -> str:
     return quote(snowflake(name, value), safe="")
+
+
+def _visibility_body(visible: object, reason: object) -> Dict[str, Any]:
+    if not isinstance(visible, bool):
+        raise TypeError(f"visible must be True or False, got {visible!r}")
+    if reason is None:
+        if not visible:
+            raise ValueError('hiding a member needs a reason: "left" or "opted_out"')
+        return {"visible": visible}
+    if reason not in ("left", "opted_out"):
+        raise ValueError(f'reason must be "left" or "opted_out", got {reason!r}')
+    return {"visible": visible, "reason": reason}
 
 
 def _member_path(guild_id: object, user_id: object) -> str:

@@ -26,7 +26,7 @@ from ._protocol import Call, Response, TransportError, Wait, attempts
 from ._sync_http import SyncTransport
 from .errors import ClientClosed
 from .types import (AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
-                    Period, Settings, SettingsUpdate, UpdatedMember, Xp)
+                    Period, Settings, SettingsUpdate, UpdatedMember, Visibility, VisibilityChange, Xp)
 
 T = TypeVar("T")
 log = logging.getLogger("guild_leaderboard")
@@ -122,6 +122,17 @@ class LeaderboardClient(ClientBase[Future[AwardResult]]):
                     idempotency_key: Optional[str] = None) -> DailyClaim:
         """Records today's claim (UTC); :class:`~guild_leaderboard.errors.DailyAlreadyClaimed` if already made today."""
         return self._call(self._ops.claim_daily(guild_id, user_id, username, idempotency_key))
+
+    def set_visibility(self, guild_id: Snowflake, user_id: Snowflake, *, visible: bool, reason: Optional[str] = None,
+                       idempotency_key: Optional[str] = None) -> Visibility:
+        """Hides (``visible=False`` with ``reason`` ``"left"`` or ``"opted_out"``) or shows a user on every public read;
+        its XP is kept. Showing with a reason takes only that reason away."""
+        return self._call(self._ops.set_visibility(guild_id, user_id, visible, reason, idempotency_key))
+
+    def set_visibility_many(self, guild_id: Snowflake, changes: Sequence[VisibilityChange], *,
+                            idempotency_key: Optional[str] = None) -> List[Visibility]:
+        """1 to 10,000 changes at once (a join and leave sync); each user's visibility after them, in order."""
+        return self._call(self._ops.set_visibility_many(guild_id, changes, idempotency_key))
 
     def settings(self, guild_id: Snowflake) -> Settings:
         return self._call(self._ops.settings(guild_id))

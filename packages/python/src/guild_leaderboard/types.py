@@ -263,3 +263,22 @@ class Award(_AwardRequired, total=False):
     #: Rules on write: the member's role ids and the message's channel, for the multipliers.
     role_ids: List[Snowflake]
     channel_id: Snowflake
+
+
+class Visibility(TypedDict):
+    """A user's visibility after a change: ``reasons`` it is hidden for (empty when shown)."""
+    user_id: str
+    visible: bool
+    reasons: List[str]
+    #: ``None`` for a user who is not a member yet (its first write places it hidden or shown).
+    xp: Optional[int]
+
+
+class _VisibilityChangeRequired(TypedDict):
+    user_id: Snowflake
+    visible: bool
+
+
+class VisibilityChange(_VisibilityChangeRequired, total=False):
+    """One change of ``set_visibility_many``: ``reason`` is ``"left"`` or ``"opted_out"``."""
+    reason: str
