@@ -5,17 +5,13 @@
 // members on no page, the total and the aggregates the shown members' own).
 //
 //   npx tsx scripts/bench-visibility.ts [--members N] [--changes N] [--rounds R]
-import { mkdtempSync, rmSync } from 'node:fs'
-import { availableParallelism, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
-import { startLocalRedis } from '../src/demo/local-redis.js'
-import { createRedis } from '../src/redis/client.js'
 import { boardMember, KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
-import { type Cleanups, runBenchmark } from './run-benchmark.js'
+import { benchRedis, type Cleanups, runBenchmark } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -33,14 +29,7 @@ const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maxim
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 
 async function main (cleanups: Cleanups): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-visibility-'))
-  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
-  const server = await startLocalRedis({ dir }) // as the demo runs it: AOF on, fsync every second
-  cleanups.push(server.stop)
-  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
-  cleanups.push(async () => { redis.disconnect() })
-  const version = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? '?'
-  console.log(`cores: ${availableParallelism()}  node: ${process.version}  redis: ${version}  load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  const { redis } = await benchRedis(cleanups, 'visibility')
 
   const keys = new KeyBuilder()
   const writer = new LeaderboardWriter(redis, keys)
