@@ -159,7 +159,10 @@ t.test('SIGTERM under keep-alive load: readiness 503 at once, a drain with no 5x
   })
   t.same(seen.before, { stats: 200, readyz: 200 }, 'served, and /readyz is 200, before SIGTERM')
   t.equal(seen.readyz.status, 503, `/readyz turned 503 after SIGTERM (seen ${Math.round(seen.readyz503At)} ms after, the drain being ${drainMs} ms)`)
-  t.equal(seen.afterClose.error, 'ECONNREFUSED', 'after the drain, new connections are refused')
+  // A probe that connected in the instant the listener closed sits in its accept queue, which the
+  // kernel resets (never read, so safe to retry); any later one is refused.
+  t.ok(seen.afterClose.error === 'ECONNREFUSED' || seen.afterClose.error === 'ECONNRESET',
+    `after the drain, new connections are refused (or reset from the accept queue at the close): ${seen.afterClose.error ?? seen.afterClose.status}`)
   t.ok(seen.refusedWhileInFlight, 'while the request in flight when the close began was still waiting on Redis')
   t.equal(seen.finished.status, 200, 'the request in flight when the close began finished with 200')
   t.equal(seen.code, 0, `exit code 0: closed before the close's bound (the drain plus ${CLOSE_GRACE_MS} ms, which a stop grace allows)`)
