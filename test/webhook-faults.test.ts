@@ -17,10 +17,10 @@ t.test('Redis restarting under the worker: the events queued before and after ar
   const receiver = await startReceiver(t)
   await new WebhookStore(ctx.redis, ctx.keys, { allowPrivate: true }).create(G, { url: receiver.url, events: ['member.leveled_up'] })
   await ctx.writer.awardMany(G, Array.from({ length: 20 }, (_, i) => ({ userId: String(i + 1), xp: 100 })))
-  await until(() => receiver.received.length >= 20, 'the first 20')
+  await until(() => receiver.received.length >= 20, 'the first 20', undefined, () => receiver.received.length)
   await server.restart() // saved and loaded: the queue and the cursors come back
   await ctx.writer.awardMany(G, Array.from({ length: 20 }, (_, i) => ({ userId: String(i + 100), xp: 100 })))
-  await until(() => new Set(receiver.received.map((r) => r.json.id)).size >= 40, 'the 20 after the restart')
+  await until(() => new Set(receiver.received.map((r) => r.json.id)).size >= 40, 'the 20 after the restart', undefined, () => receiver.received.length)
   const users = receiver.received.map((r) => Number(r.json.data.user_id))
   t.same([...new Set(users)], [...Array.from({ length: 20 }, (_, i) => i + 1), ...Array.from({ length: 20 }, (_, i) => i + 100)], 'every event, in order')
 })

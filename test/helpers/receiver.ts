@@ -53,11 +53,21 @@ export async function startReceiver (t: Test, answer: Receiver['answer'] = () =>
   return receiver
 }
 
-/** Waits until `check` is true, polling; fails after `ms` (generous: the suite runs on loaded machines). */
-export async function until (check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms
+/**
+ * Waits until `check` is true, polling; fails after `ms` (generous: the suite runs on loaded
+ * machines), or, given `progress`, after `ms` in which its value did not change: a wait for many
+ * deliveries bounds a stall, not the time a busy machine takes to make them.
+ */
+export async function until (check: () => boolean | Promise<boolean>, what: string, ms = 30_000, progress?: () => unknown): Promise<void> {
+  let end = Date.now() + ms
+  let last = progress?.()
   while (!await check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    const now = progress?.()
+    if (now !== last) {
+      last = now
+      end = Date.now() + ms
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${progress === undefined ? '' : ` (${String(last)} so far)`}`)
     await sleep(20)
   }
 }
