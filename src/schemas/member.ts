@@ -27,7 +27,7 @@ export const MemberQuery = Type.Object({ season: SeasonParameter })
 
 export const MembersQuery = Type.Object({
   ids: Type.String({
-    pattern: `^[1-9][0-9]{0,19}(,[1-9][0-9]{0,19}){0,${IDS_MAX - 1}}$`,
+    pattern: `^[1-9][0-9]{0,19}(?:,[1-9][0-9]{0,19}){0,${IDS_MAX - 1}}$`,
     description: `1 to ${IDS_MAX} distinct user ids, separated by commas`,
     examples: ['1100000000000000777,1100000000000000778']
   }),
