@@ -100,11 +100,15 @@ export default fp(async function sheddingPlugin (fastify: FastifyInstance) {
   /** The sampled signal past its threshold in the last window, if any: every request is shed while it is. */
   let sampled: ShedReason | null = null
   let inFlight = 0
+  /** Whether the start is over: the instance listens, or (never listening: inject) got its first request. */
+  let serving = false
+  let startServing = (): void => { serving = true }
 
   if (maxEventLoopDelayMs > 0 || maxHeapUsedBytes > 0) {
     let loop: LoopWindow | undefined
     let timer: NodeJS.Timeout | undefined
     const sample = (): void => {
+      if (!serving) return
       const was = sampled
       const { delayMs, busy, onCpu } = loop?.take() ?? { delayMs: 0, busy: 0, onCpu: 0 }
       if (maxEventLoopDelayMs > 0 && delayMs > maxEventLoopDelayMs && busy >= BUSY_SHARE && onCpu >= ON_CPU_SHARE) sampled = 'event_loop_delay'
@@ -121,13 +125,18 @@ export default fp(async function sheddingPlugin (fastify: FastifyInstance) {
       timer = setInterval(sample, SAMPLE_MS).unref()
       done()
     })
-    // The start ends here: what the loop did before is not the traffic's.
+    // The start ends here: what the loop did before (the demo's seeding comes between ready and
+    // listen) is not the traffic's.
     fastify.addHook('onListen', (done) => {
+      startServing()
+      done()
+    })
+    startServing = () => {
+      serving = true
       loop?.restart()
       timer?.refresh()
       sampled = null
-      done()
-    })
+    }
     fastify.addHook('onClose', (_instance, done) => {
       clearInterval(timer)
       loop?.stop()
@@ -137,6 +146,7 @@ export default fp(async function sheddingPlugin (fastify: FastifyInstance) {
 
   fastify.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions // a getter that builds an object at each read
+    if (!serving) startServing()
     if (route.url === '/healthz') { done(); return }
     if (sampled !== null) { done(new OverloadedError(sampled)); return }
     if (maxInFlight === 0) { done(); return }
