@@ -7,10 +7,10 @@
 //
 // Starts its own redis-server, seeds one server of N members (default 5,000), runs each build's
 // `server.js` (default: this tree's dist) against it at LOG_LEVEL=info (a build written
-// `DIR@NAME=value@...` runs with those variables too: one build twice, a setting's cost), and runs autocannon
-// (C connections, default 50) against each endpoint (leaderboard limit=10, member, stats, and the
-// 304 of a limit=10 revalidation) of each build in turn, R rounds (default 12) of S seconds
-// (default 1.5), the builds' order turning each round. Reports the median µs per request of the
+// `DIR@NAME=value@...` runs with those variables too: one build twice, a setting's cost), and runs
+// autocannon (C connections, default 50) against each endpoint (leaderboard limit=10, member,
+// stats, members ids= of 100 ids, and the 304 of a limit=10 revalidation) of each build in turn,
+// R rounds (default 12) of S seconds (default 1.5), the builds' order turning each round. Reports the median µs per request of the
 // service's CPU and of Redis's, their spread, req/s, and for each build after the first the median
 // of the rounds' ratios to the first (its runs seconds apart). With --peer, the fused peer
 // (scripts/bench-peer-server.ts) is measured beside them; with --bare, the bare route and the
@@ -102,6 +102,8 @@ async function main (cleanups: Cleanups): Promise<void> {
   const page = await (await fetch(`${first}${api}/leaderboard?limit=1&page=${Math.ceil(MEMBERS / 2)}`, { headers: auth })).json() as { data: Array<{ user_id: string }> }
   const member = page.data[0]?.user_id
   if (member === undefined) throw new Error('the seeded board is not served')
+  const hundred = await (await fetch(`${first}${api}/leaderboard?limit=100`, { headers: auth })).json() as { data: Array<{ user_id: string }> }
+  const ids = hundred.data.map((row) => row.user_id).join(',')
   if (args.peer) services.push({ label: 'fused peer', ...await startPeer(cleanups, server.url) })
   // Each build's own tag: a build of another version tags its bodies otherwise.
   for (const service of services) service.tag = (await fetch(`${service.base}${api}/leaderboard?limit=10`, { headers: auth })).headers.get('etag') ?? ''
@@ -109,6 +111,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, status: 200 },
     { label: 'member', path: `${api}/members/${member}`, status: 200 },
     { label: 'stats', path: `${api}/stats`, status: 200 },
+    { label: 'members ids=100', path: `${api}/members?ids=${ids}`, status: 200 },
     { label: '304 (limit=10)', path: `${api}/leaderboard?limit=10`, status: 304 }
   ]
   const only = args.only?.split(',').map((word) => word.trim()).filter((word) => word !== '')
