@@ -11,6 +11,7 @@ import { namedSchemas } from '../src/schemas/index.js'
 import { ERROR_CODES } from '../src/http/error-codes.js'
 import { PERIODS } from '../src/periods/periods.js'
 import { reads } from '../src/routes/api/reads.js'
+import { type AnyReadDeclaration, publicPath } from '../src/pipeline/read-routes.js'
 import { SEASON_PATTERN } from '../src/schemas/leaderboard.js'
 
 export const CLIENT_TYPES_PATH = fileURLToPath(new URL('../src/client/types.ts', import.meta.url))
@@ -99,22 +100,22 @@ function docComment (text: string): string {
   return lines.length === 1 ? `  /** ${text} */\n` : `  /**\n${lines.map((line) => `   * ${line}`).join('\n')}\n   */\n`
 }
 
-/** src/client/endpoints.ts: the methods of the read endpoints, from their declarations. */
-export function clientEndpoints (): string {
-  const bodies = new Set<string>()
-  const names = new Set<string>()
+/** The methods of `declarations` at the paths `pathOf` gives, and the types they name. */
+function methodsOf (declarations: readonly AnyReadDeclaration[], pathOf: (d: AnyReadDeclaration) => string): { methods: string[], types: Set<string> } {
+  const types = new Set<string>()
   const methods: string[] = []
-  for (const d of reads) {
-    bodies.add(d.body.$id)
-    const pathParameters = [...d.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1] as string)
-    const path = d.path.slice(1).replace(/:([a-z_]+)/g, (_m, name: string) => `\${id(${camel(name)})}`)
+  for (const d of declarations) {
+    types.add(d.body.$id)
+    const routePath = pathOf(d)
+    const pathParameters = [...routePath.matchAll(/:([a-z_]+)/g)].map((m) => m[1] as string)
+    const path = routePath.slice(1).replace(/:([a-z_]+)/g, (_m, name: string) => `\${id(${camel(name)})}`)
     const properties = (d.query?.properties ?? {}) as Record<string, ParameterSchema>
     const lists = d.client.lists ?? {}
     const listed = Object.keys(properties).filter((name) => name in lists)
     const optional = Object.keys(properties).filter((name) => !(name in lists))
     for (const name of optional) {
       const type = parameterType(properties[name] as ParameterSchema)
-      if (type in NAMED_UNIONS) names.add(type)
+      if (type in NAMED_UNIONS) types.add(type)
     }
     const args = [...pathParameters.map((name) => `${camel(name)}: string`), ...listed.map((name) => `${lists[name] as string}: readonly string[]`)]
     const optionType = optional.length === 0 ? '' : ` & { ${optional.map((name) => `${name}?: ${parameterType(properties[name] as ParameterSchema)}`).join(', ')} }`
@@ -128,17 +129,39 @@ export function clientEndpoints (): string {
   }`)
     }
   }
-  const types = [...bodies, ...names].sort()
+  return { methods, types }
+}
+
+const ABSTRACT_SENDERS = `  protected abstract get<T> (path: string, query: Query, options: CallOptions): Promise<ApiResult<T>>
+  protected abstract watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined>`
+
+/** src/client/endpoints.ts: the methods of the read endpoints, and of those public boards serve, from their declarations. */
+export function clientEndpoints (): string {
+  const keyed = methodsOf(reads, (d) => d.path)
+  // A public board's method reads the declaration's public route (the slug in place of the server)
+  // only when the route also has its stream there, as the declaration says.
+  const publicReads = reads.filter((d) => d.public !== undefined).map((d) => d.public?.streamOperationId === undefined ? { ...d, stream: undefined } : d)
+  const boards = methodsOf(publicReads, (d) => publicPath(d.path))
+  const types = [...new Set([...keyed.types, ...boards.types])].sort()
   return `${ENDPOINTS_HEADER}import { type ApiResult, type CallOptions, id, type Query } from './call.js'
 import type { LiveUpdate, WatchOptions } from './live-stream.js'
 import type { ${types.join(', ')} } from './types.js'
 
 /** The read endpoints; a subclass sends the requests. */
 export abstract class ReadEndpoints {
-  protected abstract get<T> (path: string, query: Query, options: CallOptions): Promise<ApiResult<T>>
-  protected abstract watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined>
+${ABSTRACT_SENDERS}
 
-${methods.join('\n\n')}
+${keyed.methods.join('\n\n')}
+}
+
+/**
+ * The reads a public board serves with no key (\`/public/v1/{slug}/…\`), the same bodies as the
+ * keyed reads; a slug that names no public board throws \`board_not_found\`. A subclass sends the requests.
+ */
+export abstract class PublicReadEndpoints {
+${ABSTRACT_SENDERS}
+
+${boards.methods.join('\n\n')}
 }
 `
 }

@@ -121,6 +121,27 @@ t.test('member.rank_entered_top counts members tied at the old XP as the board o
   t.equal((await events(g)).length, 2)
 })
 
+t.test('a hidden member emits no level-up or top-10 event (awards, batches, sets, and when shown again), while its results still carry leveled_up and roles', async (t) => {
+  const g = newGuild()
+  const R1 = '1300000000000000001'
+  await writer.configureGuild(g, { roleRewards: [{ level: 1, roleId: R1 }] })
+  await store.create(g, { url: URL, events: ['member.leveled_up', 'member.rank_entered_top'] })
+  await writer.setVisibility({ guildId: g, userId: '1', visible: false, reason: 'opted_out' })
+  await writer.setVisibility({ guildId: g, userId: '2', visible: false, reason: 'left' })
+  t.match(await writer.awardXp({ guildId: g, userId: '1', xp: 150 }), { applied: true, level: 1, leveledUp: true, roles: { add: [R1], remove: [] } },
+    'the award\'s result says the level-up and the roles to give')
+  t.match(await writer.awardMany(g, [{ userId: '2', xp: 1000 }]), [{ level: 4, leveledUp: true, roles: { add: [R1], remove: [] } }], 'so does a batch\'s')
+  t.equal(await writer.setXp({ guildId: g, userId: '1', xp: 2000 }), 150, 'a set raising it to level 6')
+  t.equal((await events(g)).length, 0, 'no event for any of them: a new member of an empty board, levels crossed')
+  await writer.setVisibilityMany(g, [{ userId: '1', visible: true }, { userId: '2', visible: true }])
+  t.equal((await events(g)).length, 0, 'none when shown again at the top, with levels reached while hidden')
+  await writer.awardXp({ guildId: g, userId: '3', xp: 150 })
+  t.match(await events(g), [
+    { type: 'member.leveled_up', data: { user_id: '3', new_level: 1, roles: { add: [R1] } } },
+    { type: 'member.rank_entered_top', data: { user_id: '3', rank: 3 } }
+  ], 'a shown member\'s award, after them, emits both')
+})
+
 t.test('only the types a webhook wants are queued; a disabled or deleted webhook wants none', async (t) => {
   const g = newGuild()
   const { id } = await store.create(g, { url: URL, events: ['member.rank_entered_top'] })

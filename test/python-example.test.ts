@@ -109,7 +109,8 @@ async def send(text):
 
 
 def member(user_id, name, bot=False):
-    return SimpleNamespace(id=user_id, bot=bot, display_name=name, mention=f"<@{user_id}>")
+    return SimpleNamespace(id=user_id, bot=bot, name=name.lower(), display_name=name, mention=f"<@{user_id}>",
+                           display_avatar=SimpleNamespace(url=f"https://cdn.discordapp.com/avatars/{user_id}/a.png"))
 
 
 def message(message_id, author):
@@ -184,4 +185,7 @@ t.test("docs/bots.md's discord.py cog compiles, and its handlers award, claim an
     'Zed has no XP yet.'
   ])
   t.equal(await ctx.redis.zscore(ctx.keys.guild(GUILD).board, boardMember('1200000000000000009')), null, "a bot's message earns nothing")
+  const record = (await ctx.app.inject({ url: `/api/v1/servers/${GUILD}/members/1200000000000000001`, headers: { 'x-api-key': key } })).json()
+  t.match(record, { username: 'nova', display_name: 'Nova', avatar_url: 'https://cdn.discordapp.com/avatars/1200000000000000001/a.png' },
+    "the author's name, display name and avatar, recorded with the award")
 })

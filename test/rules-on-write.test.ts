@@ -97,6 +97,27 @@ t.test('cooldown: an award within cooldown_seconds of the member\'s last one tha
   t.match([a, b], [{ applied: true }, { applied: true, xp: 2 }], 'cooldown 0: every award applies')
 })
 
+t.test('cooldown: a member removed (DELETE) and added again within the cooldown is not refused; the others\' cooldowns stay', async (t) => {
+  const ctx = await setup(t)
+  const guild = newGuild()
+  await ctx.writer.configureGuild(guild, { cooldownSeconds: 3600 })
+  t.match(await awards(ctx, guild, [{ user_id: '5', xp: 20 }, { user_id: '6', xp: 20 }]), [{ applied: true }, { applied: true }])
+  t.match((await awards(ctx, guild, [{ user_id: '5', xp: 20 }]))[0], { applied: false, reason: 'cooldown' }, 'within the cooldown before the removal')
+  t.equal((await ctx.admin.inject({ method: 'DELETE', url: `/admin/v1/servers/${guild}/members/5`, headers: { authorization: `Bearer ${ctx.bearer}` } })).statusCode, 204)
+  t.equal(await ctx.redis.zscore(ctx.keys.guild(guild).cooldowns, boardMember('5')), null, 'the removal drops the member\'s cooldown')
+  t.same((await awards(ctx, guild, [{ user_id: '5', xp: 20 }]))[0], { user_id: '5', xp: 20, gained: 20, level: 0, leveled_up: false, applied: true },
+    'added again: applied, from 0 XP, and its cooldown starts over')
+  t.match((await awards(ctx, guild, [{ user_id: '5', xp: 20 }, { user_id: '6', xp: 20 }])), [{ applied: false, reason: 'cooldown' }, { applied: false, reason: 'cooldown' }],
+    'the new cooldown holds, and the other member\'s was left alone')
+  // The library's removeMember is the same script.
+  t.equal(await ctx.writer.removeMember({ guildId: guild, userId: '6' }), true)
+  t.match(await ctx.writer.awardXp({ guildId: guild, userId: '6', xp: 7 }), { applied: true, gained: 7, xp: 7 }, 'through the library too')
+  // The day's gains are the day's (its history counts them): a removal does not reset the daily cap.
+  await ctx.writer.configureGuild(guild, { cooldownSeconds: 0, dailyXpCap: 30 })
+  t.match(await ctx.writer.awardXp({ guildId: guild, userId: '6', xp: 10 }), { applied: true, gained: 3, xp: 10, reason: 'daily_cap' },
+    'the 20 XP gained before the removal and the 7 after count toward the cap')
+})
+
 t.test('daily cap: the part under the cap is applied (reason daily_cap), then nothing; counted per day of the server\'s time zone', async (t) => {
   const ctx = await setup(t)
   const guild = newGuild()

@@ -73,3 +73,45 @@ export abstract class ReadEndpoints {
     return await this.get(`servers/${id(guildId)}/stats/history`, { days: options.days }, options)
   }
 }
+
+/**
+ * The reads a public board serves with no key (`/public/v1/{slug}/…`), the same bodies as the
+ * keyed reads; a slug that names no public board throws `board_not_found`. A subclass sends the requests.
+ */
+export abstract class PublicReadEndpoints {
+  protected abstract get<T> (path: string, query: Query, options: CallOptions): Promise<ApiResult<T>>
+  protected abstract watch<T> (path: string, query: Query, event: string, options: WatchOptions): AsyncGenerator<LiveUpdate<T>, void, undefined>
+
+  /** A page of the board: all time, XP gained in a `period`, or in a `season`. */
+  async leaderboard (slug: string, options: CallOptions & { period?: Period, season?: 'current' | number, limit?: number, page?: number } = {}): Promise<ApiResult<LeaderboardPage>> {
+    return await this.get(`${id(slug)}/leaderboard`, { period: options.period, season: options.season, limit: options.limit, page: options.page }, options)
+  }
+
+  /**
+   * A page of the board as it changes: the current page at once, then each change (at most one a
+   * second), until `options.signal` aborts. `for await (const { data } of client.watchLeaderboard(g)) …`
+   */
+  watchLeaderboard (slug: string, options: WatchOptions & { period?: Period, season?: 'current' | number, limit?: number, page?: number } = {}): AsyncGenerator<LiveUpdate<LeaderboardPage>, void, undefined> {
+    return this.watch(`${id(slug)}/leaderboard/stream`, { period: options.period, season: options.season, limit: options.limit, page: options.page }, 'leaderboard', options)
+  }
+
+  /** One member's record (its XP and rank in a `season`, if given); a non-member throws `member_not_found`. */
+  async member (slug: string, userId: string, options: CallOptions & { season?: 'current' | number } = {}): Promise<ApiResult<MemberRecord>> {
+    return await this.get(`${id(slug)}/members/${id(userId)}`, { season: options.season }, options)
+  }
+
+  /** One member's record as it changes; a non-member (or one removed meanwhile) throws `member_not_found`. */
+  watchMember (slug: string, userId: string, options: WatchOptions & { season?: 'current' | number } = {}): AsyncGenerator<LiveUpdate<MemberRecord>, void, undefined> {
+    return this.watch(`${id(slug)}/members/${id(userId)}/stream`, { season: options.season }, 'member', options)
+  }
+
+  /** The server's aggregates and settings. */
+  async stats (slug: string, options: CallOptions = {}): Promise<ApiResult<GuildStats>> {
+    return await this.get(`${id(slug)}/stats`, {}, options)
+  }
+
+  /** The server's aggregates and settings as they change. */
+  watchStats (slug: string, options: WatchOptions = {}): AsyncGenerator<LiveUpdate<GuildStats>, void, undefined> {
+    return this.watch(`${id(slug)}/stats/stream`, {}, 'stats', options)
+  }
+}

@@ -1,6 +1,7 @@
 // The client alone, as the package's `guild-leaderboard/client` entry: no runtime import beyond
 // these files, so a dashboard's bundle carries none of the server.
-export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions, type RetryInfo } from './leaderboard-client.js'
+export { LeaderboardClient, type ApiResult, type CallOptions, type LeaderboardClientOptions, type RetryInfo, type TransportOptions } from './leaderboard-client.js'
+export { PublicBoardClient, type PublicBoardClientOptions } from './public-board-client.js'
 export { LeaderboardApiError, type ApiErrorCode, type RateLimit } from './api-error.js'
 export type {
   AroundPage, AroundPage as Around, ErrorBody, ErrorCode, GuildStats, KeyInfo, LeaderboardEntry, LeaderboardPage, MemberList, MemberRecord, Period, RoleRewards

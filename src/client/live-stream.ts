@@ -33,7 +33,8 @@ export interface WatchOptions {
 export interface StreamRequest {
   fetch: typeof fetch
   url: string
-  apiKey: string
+  /** undefined on a public board: no key is sent. */
+  apiKey: string | undefined
   /** The event name that carries the body (`leaderboard`, `member`, `stats`). */
   event: string
 }
@@ -73,7 +74,8 @@ export async function * watchStream<T> (request: StreamRequest, options: WatchOp
       idle = setTimeout(() => { attempt.abort(new Error(`no data for ${idleTimeoutMs} ms`)) }, idleTimeoutMs)
     }
     try {
-      const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': request.apiKey }
+      const headers: Record<string, string> = { accept: 'text/event-stream' }
+      if (request.apiKey !== undefined) headers['x-api-key'] = request.apiKey
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
       stillAlive()
       const response = await request.fetch(request.url, { headers, signal: attempt.signal })

@@ -66,6 +66,7 @@ th.xp, td.xp { width: 7.5rem; text-align: right; padding-right: 1rem; font-varia
 td.rank { font-weight: 700; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .move { display: inline-block; font-size: 0.75rem; font-weight: 600; margin-left: 0.2rem; }
 .move.up { color: var(--up); } .move.down { color: var(--down); }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .who { display: flex; align-items: center; gap: 0.6rem; min-width: 0; }
 .avatar { width: 36px; height: 36px; border-radius: 50%; flex: none; background: var(--line); object-fit: cover;
   display: inline-flex; align-items: center; justify-content: center; font-weight: 700; color: var(--muted); }
@@ -131,8 +132,11 @@ const SCRIPT = `
     const rank = el('td', 'rank', String(e.rank))
     if (typeof e.rank_change === 'number' && e.rank_change !== 0) {
       const up = e.rank_change > 0
-      const move = el('span', 'move ' + (up ? 'up' : 'down'), (up ? '▲' : '▼') + Math.abs(e.rank_change))
-      move.title = (up ? 'up ' : 'down ') + Math.abs(e.rank_change) + ' since yesterday'
+      const places = Math.abs(e.rank_change)
+      const move = el('span', 'move ' + (up ? 'up' : 'down'))
+      const arrow = el('span', '', (up ? '▲' : '▼') + places)
+      arrow.setAttribute('aria-hidden', 'true')
+      move.append(arrow, el('span', 'sr', (up ? 'up ' : 'down ') + places + (places === 1 ? ' place' : ' places') + ' since yesterday'))
       rank.append(move)
     }
     const who = el('div', 'who')
@@ -209,10 +213,14 @@ function pageLink (view: BoardView, changes: { page?: number, period?: Period })
 
 // No mark for null: a member without a rank at the last closed day's end, and every member
 // while no day has closed, which would mark a whole page.
+// The arrow is hidden from assistive technology, which reads the words instead (a title is not
+// read by every screen reader, and "black up-pointing triangle 3" says little).
 function rankChange (change: number | null | undefined): string {
   if (change === undefined || change === null || change === 0) return ''
   const up = change > 0
-  return `<span class="move ${up ? 'up' : 'down'}" title="${up ? 'up' : 'down'} ${Math.abs(change)} since yesterday">${up ? '▲' : '▼'}${Math.abs(change)}</span>`
+  const places = Math.abs(change)
+  return `<span class="move ${up ? 'up' : 'down'}"><span aria-hidden="true">${up ? '▲' : '▼'}${places}</span>` +
+    `<span class="sr">${up ? 'up' : 'down'} ${places} ${places === 1 ? 'place' : 'places'} since yesterday</span></span>`
 }
 
 /** One row, as the page's script makes it too. */

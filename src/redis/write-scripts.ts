@@ -28,7 +28,7 @@ export const WRITE_SCRIPTS = {
     argv: ['member', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   removeMember: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'day', 'dayStart', 'hist', 'hidden', 'cooldowns'],
     argv: ['member', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   dailyClaim: {

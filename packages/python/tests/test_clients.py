@@ -14,9 +14,9 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Collection, List, Tuple, Union
 
-from guild_leaderboard import (AsyncLeaderboardClient, AuthenticationFailed, ClientClosed, ConnectionFailed, DailyAlreadyClaimed, Forbidden,
-                               IdempotencyKeyReused, InvalidRequest, LeaderboardClient, MemberNotFound, RateLimited, RetryInfo)
-from guild_leaderboard.types import Settings
+from guild_leaderboard import (KEEP, AsyncLeaderboardClient, AuthenticationFailed, ClientClosed, ConnectionFailed, DailyAlreadyClaimed,
+                               Forbidden, IdempotencyKeyReused, InvalidRequest, LeaderboardClient, MemberNotFound, RateLimited, RetryInfo)
+from guild_leaderboard.types import AdminMemberRecord, GuildStats, LeaderboardEntry, MemberRecord, Settings
 
 from .support import HANG_GUARD_SECONDS, Proxy, closed_port, free_key, fresh_guild, live
 
@@ -319,6 +319,63 @@ class Shared:
             self.assertEqual(proxy.exchanges[0].json(), {"awards": [{
                 "user_id": "1200000000000000001", "xp": {"min": 15, "max": 25}, "role_ids": ["1200000000000000002", "77"],
                 "channel_id": "1200000000000000003", "op_id": "1300000000000000001"}]})
+
+        def test_display_names_and_avatars_are_set_by_awards_and_set_member_kept_when_left_out_and_cleared_by_none(self) -> None:
+            client, proxy = self.proxied()
+            guild = fresh_guild()
+            avatar = "https://cdn.discordapp.com/avatars/1200000000000000001/a_1f.png?size=64"
+            self.call(lambda: client.award(guild, USER, 120, username="nova", display_name="  Nova \u2728 ", avatar_url=avatar))
+            self.assertEqual(proxy.exchanges[-1].json()["awards"][0], {"user_id": "1200000000000000001", "xp": 120, "username": "nova",
+                                                                      "display_name": "Nova \u2728", "avatar_url": avatar}, "trimmed, as the service keeps it")
+            record = self.call(lambda: client.member(guild, USER))
+            self.assertEqual((record["display_name"], record["avatar_url"], record["rank_change"]), ("Nova \u2728", avatar, None))
+            self.assertEqual(set(record), set(MemberRecord.__required_keys__), "MemberRecord names every field the service answers")
+            entry = self.call(lambda: client.leaderboard(guild))["data"][0]
+            self.assertEqual((entry["display_name"], entry["avatar_url"]), ("Nova \u2728", avatar))
+            self.assertEqual(set(entry), set(LeaderboardEntry.__required_keys__), "so does LeaderboardEntry")
+            self.assertEqual(set(self.call(lambda: client.stats(guild))), set(GuildStats.__required_keys__), "and GuildStats")
+
+            self.call(lambda: client.award(guild, USER, 1, display_name=KEEP))
+            self.assertNotIn("display_name", proxy.exchanges[-1].json()["awards"][0], "KEEP (the default) sends nothing")
+            self.assertNotIn("avatar_url", proxy.exchanges[-1].json()["awards"][0])
+            self.call(lambda: client.award_many(guild, [{"user_id": USER, "xp": 1, "display_name": None}]))
+            self.assertEqual(proxy.exchanges[-1].json()["awards"][0], {"user_id": "1200000000000000001", "xp": 1, "display_name": None},
+                             "None in an award_many item is JSON null")
+            record = self.call(lambda: client.member(guild, USER))
+            self.assertEqual((record["display_name"], record["avatar_url"], record["xp"]), (None, avatar, 122), "cleared; the avatar kept")
+
+            updated = self.call(lambda: client.set_member(guild, USER, display_name="Ada", avatar_url=None))
+            self.assertEqual(proxy.exchanges[-1].json(), {"display_name": "Ada", "avatar_url": None})
+            self.assertEqual((updated["display_name"], updated["avatar_url"], updated["rank"], updated["visible"]), ("Ada", None, 1, True))
+            self.assertEqual(set(updated), set(AdminMemberRecord.__required_keys__), "AdminMemberRecord names every field set_member answers")
+            self.call(lambda: client.set_visibility(guild, USER, visible=False, reason="opted_out"))
+            hidden = self.call(lambda: client.set_member(guild, USER, xp=5000, avatar_url=avatar))
+            self.assertEqual((hidden["visible"], hidden["rank"], hidden["xp"], hidden["avatar_url"], hidden["display_name"]),
+                             (False, None, 5000, avatar, "Ada"), "a hidden member's record: no rank, visible False")
+            self.assertEqual(hidden.get("roles"), None)
+
+            sent = len(proxy.exchanges)
+            refused: List[Callable[[], Any]] = [
+                lambda: client.award(guild, 5, 10, display_name=""), lambda: client.award(guild, 5, 10, display_name="   "),
+                lambda: client.award(guild, 5, 10, display_name="\u001f"), lambda: client.award(guild, 5, 10, display_name="a\nb"),
+                lambda: client.award(guild, 5, 10, display_name="x" * 101),
+                lambda: client.award(guild, 5, 10, display_name=5),  # type: ignore[arg-type]
+                lambda: client.award(guild, 5, 10, avatar_url="http://cdn.example/a.png"), lambda: client.award(guild, 5, 10, avatar_url="https://"),
+                lambda: client.award(guild, 5, 10, avatar_url="https://user:secret@cdn.example/a.png"),
+                lambda: client.award(guild, 5, 10, avatar_url="https://cdn.example/" + "a" * 493),
+                lambda: client.award(guild, 5, 10, avatar_url="HTTPS://cdn.example/a.png"),
+                lambda: client.award_many(guild, [{"user_id": 5, "xp": 1, "display_name": "\u001f"}]),
+                lambda: client.award_many(guild, [{"user_id": 5, "xp": 1, "avatar_url": "ftp://cdn.example/a.png"}]),
+                lambda: client.set_member(guild, 5, avatar_url="javascript:alert(1)"), lambda: client.set_member(guild, 5)]
+            for call in refused:
+                with self.assertRaises((TypeError, ValueError)):
+                    self.call(call)
+            self.call(client.flush)
+            self.assertEqual(len(proxy.exchanges), sent, "nothing was sent")
+            at_most = "https://cdn.example/" + "a" * 492
+            self.assertEqual(self.call(lambda: client.set_member(guild, USER, display_name="\U0001F680" * 100, avatar_url=at_most))["avatar_url"],
+                             at_most, "a URL of 512 characters and a name of 100 code points are taken")
+
 
 
 class NamesTest(unittest.TestCase):

@@ -11,11 +11,12 @@ from .client import LeaderboardClient
 from .errors import (ApiError, AuthenticationFailed, AwardQueueFull, ClientClosed, Conflict, ConnectionFailed,
                      DailyAlreadyClaimed, Forbidden, IdempotencyKeyReused, InvalidRequest, LeaderboardError, MemberNotFound,
                      NotFound, RateLimited, ServerError, ServiceUnavailable, UnexpectedAnswer, Unprocessable)
+from .types import KEEP
 from .webhooks import Webhook, WebhookEvent, WebhookVerificationError, verify_webhook
 
 __all__ = [
     "ApiError", "AsyncLeaderboardClient", "AuthenticationFailed", "AwardQueueFull", "ClientClosed", "Conflict",
-    "ConnectionFailed", "DailyAlreadyClaimed", "Forbidden", "IdempotencyKeyReused", "InvalidRequest", "LeaderboardClient",
+    "ConnectionFailed", "DailyAlreadyClaimed", "Forbidden", "IdempotencyKeyReused", "InvalidRequest", "KEEP", "LeaderboardClient",
     "LeaderboardError", "MemberNotFound", "NotFound", "RateLimited", "RetryInfo", "ServerError", "ServiceUnavailable",
     "Snowflake", "UnexpectedAnswer", "Unprocessable", "Webhook", "WebhookEvent", "WebhookVerificationError", "__version__",
     "verify_webhook",

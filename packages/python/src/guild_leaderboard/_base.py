@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Seque
 from ._batch import PendingAwards
 from ._ids import Snowflake, snowflake
 from ._protocol import MAX_BATCH, Operations, RetryInfo, RetryPolicy, award_item
-from .types import Award, Xp
+from .types import KEEP, Award, ProfileValue, Xp
 
 F = TypeVar("F")
 
@@ -52,13 +52,16 @@ class ClientBase(Generic[F]):
 
 
 def queued_award(guild_id: Snowflake, user_id: Snowflake, xp: Xp, username: Optional[str], op_id: Optional[Snowflake],
-                 role_ids: Optional[Iterable[Snowflake]], channel_id: Optional[Snowflake]) -> Tuple[str, Dict[str, Any]]:
+                 role_ids: Optional[Iterable[Snowflake]], channel_id: Optional[Snowflake],
+                 display_name: ProfileValue, avatar_url: ProfileValue) -> Tuple[str, Dict[str, Any]]:
     """The server and the checked item of an ``award()`` call."""
     return snowflake("guild_id", guild_id), award_item(user_id, xp, username_=username, op_id=op_id,
-                                                       role_ids=None if role_ids is None else list(role_ids), channel_id=channel_id)
+                                                       role_ids=None if role_ids is None else list(role_ids), channel_id=channel_id,
+                                                       display_name=display_name, avatar_url_=avatar_url)
 
 
 def award_items(awards: Sequence[Award]) -> List[Dict[str, Any]]:
-    """The checked items of an ``award_many()`` call."""
+    """The checked items of an ``award_many()`` call: a key left out keeps the stored name or avatar, None clears it."""
     return [award_item(a["user_id"], a["xp"], username_=a.get("username"), op_id=a.get("op_id"),
-                       role_ids=a.get("role_ids"), channel_id=a.get("channel_id")) for a in awards]
+                       role_ids=a.get("role_ids"), channel_id=a.get("channel_id"),
+                       display_name=a.get("display_name", KEEP), avatar_url_=a.get("avatar_url", KEEP)) for a in awards]

@@ -15,14 +15,14 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generator, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import SplitResult, quote, urlencode, urlsplit
 
 from ._version import __version__
 from ._ids import op_id as check_op_id
 from ._ids import snowflake, snowflakes
 from .errors import ApiError, ConnectionFailed, UnexpectedAnswer, error_class
-from .types import (AroundPage, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
-                    Period, Settings, SettingsUpdate, UpdatedMember, Visibility, VisibilityChange)
+from .types import (KEEP, AdminMemberRecord, AroundPage, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList,
+                    MemberRecord, Period, Settings, SettingsUpdate, Visibility, VisibilityChange)
 
 T = TypeVar("T")
 
@@ -30,6 +30,8 @@ T = TypeVar("T")
 MAX_BATCH = 1000
 MAX_AWARD = 1_000_000
 MAX_USERNAME_LENGTH = 100
+MAX_DISPLAY_NAME_LENGTH = 100
+MAX_AVATAR_URL_LENGTH = 512
 
 _IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -212,14 +214,40 @@ def idempotency_key(given: Optional[str]) -> str:
     return given
 
 
-def username(value: object) -> str:
+def username(value: object, field: str = "username", longest: int = MAX_USERNAME_LENGTH) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"username must be a string, not {type(value).__name__}")
+        raise TypeError(f"{field} must be a string, not {type(value).__name__}")
     name = value.strip()
     # Code points, as the service counts them.
-    if not 1 <= len(name) <= MAX_USERNAME_LENGTH or _CONTROL.search(name):
-        raise ValueError(f"username must be 1 to {MAX_USERNAME_LENGTH} characters without control characters, not {value!r}")
+    if not 1 <= len(name) <= longest or _CONTROL.search(name):
+        raise ValueError(f"{field} must be 1 to {longest} characters without control characters, not {value!r}")
     return name
+
+
+def avatar_url(value: object) -> str:
+    """An https URL as the service takes it: what it surely refuses is refused here (its URL parser has the last word)."""
+    if not isinstance(value, str):
+        raise TypeError(f"avatar_url must be a string, not {type(value).__name__}")
+    # The service counts a URL's length in UTF-16 code units.
+    length = len(value.encode("utf-16-le")) // 2
+    try:
+        parts: Optional[SplitResult] = urlsplit(value)
+    except ValueError:  # an unbalanced bracket in the host
+        parts = None
+    if (length > MAX_AVATAR_URL_LENGTH or not value.startswith("https://") or parts is None or not parts.hostname
+            or parts.username is not None or parts.password is not None):
+        raise ValueError(f"avatar_url must be an https URL of at most {MAX_AVATAR_URL_LENGTH} characters, with no user or password, not {value!r}")
+    return value
+
+
+def profile_fields(display_name: object, avatar_url_: object) -> Dict[str, Any]:
+    """A write's ``display_name`` and ``avatar_url``: KEEP sends nothing, None sends null (clears), a value is checked."""
+    fields: Dict[str, Any] = {}
+    if display_name is not KEEP:
+        fields["display_name"] = None if display_name is None else username(display_name, "display_name", MAX_DISPLAY_NAME_LENGTH)
+    if avatar_url_ is not KEEP:
+        fields["avatar_url"] = None if avatar_url_ is None else avatar_url(avatar_url_)
+    return fields
 
 
 def _whole(name: str, value: object, low: int, high: int) -> int:
@@ -242,11 +270,13 @@ def xp_value(value: object) -> Any:
 
 
 def award_item(user_id: object, xp: object, *, username_: Optional[str] = None, op_id: object = None,
-               role_ids: Optional[Sequence[object]] = None, channel_id: object = None) -> Dict[str, Any]:
+               role_ids: Optional[Sequence[object]] = None, channel_id: object = None,
+               display_name: object = KEEP, avatar_url_: object = KEEP) -> Dict[str, Any]:
     """One award as the service takes it, every field checked: a batch with one bad item is refused whole."""
     item: Dict[str, Any] = {"user_id": snowflake("user_id", user_id), "xp": xp_value(xp)}
     if username_ is not None:
         item["username"] = username(username_)
+    item.update(profile_fields(display_name, avatar_url_))
     if op_id is not None:
         item["op_id"] = check_op_id(op_id)
     if role_ids is not None:
@@ -307,14 +337,15 @@ class Operations:
         return self._write("POST", path, {"awards": items}, key, read)
 
     def set_member(self, guild_id: object, user_id: object, xp: Optional[int], name: Optional[str],
-                   key: Optional[str]) -> Call[UpdatedMember]:
+                   display_name: object, avatar_url_: object, key: Optional[str]) -> Call[AdminMemberRecord]:
         body: Dict[str, Any] = {}
         if xp is not None:
             body["xp"] = _whole("xp", xp, 0, 10 ** 12)
         if name is not None:
             body["username"] = username(name)
+        body.update(profile_fields(display_name, avatar_url_))
         if not body:
-            raise ValueError("set_member needs xp, username or both")
+            raise ValueError("set_member needs xp, username, display_name or avatar_url")
         return self._write("PUT", _member_path(guild_id, user_id), body, key, read_json)
 
     def remove_member(self, guild_id: object, user_id: object, key: Optional[str]) -> Call[None]:

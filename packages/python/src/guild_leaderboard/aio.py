@@ -20,8 +20,8 @@ from ._batch import Item
 from ._ids import Snowflake
 from ._protocol import Call, Request, TransportError, Wait, attempts
 from .errors import ClientClosed
-from .types import (AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
-                    Period, Settings, SettingsUpdate, UpdatedMember, Visibility, VisibilityChange, Xp)
+from .types import (KEEP, AdminMemberRecord, AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList,
+                    MemberRecord, Period, ProfileValue, Settings, SettingsUpdate, Visibility, VisibilityChange, Xp)
 
 T = TypeVar("T")
 log = logging.getLogger("guild_leaderboard")
@@ -50,7 +50,8 @@ class AsyncLeaderboardClient(ClientBase[asyncio.Future[AwardResult]]):
 
     def award(self, guild_id: Snowflake, user_id: Snowflake, xp: Xp, *, username: Optional[str] = None,
               op_id: Optional[Snowflake] = None, role_ids: Optional[Iterable[Snowflake]] = None,
-              channel_id: Optional[Snowflake] = None) -> asyncio.Future[AwardResult]:
+              channel_id: Optional[Snowflake] = None,
+              display_name: ProfileValue = KEEP, avatar_url: ProfileValue = KEEP) -> asyncio.Future[AwardResult]:
         """Queues an award; the future settles with its result once its batch is sent.
 
         Await it for the result (a level-up to announce), or leave it: it is sent all the same.
@@ -59,7 +60,7 @@ class AsyncLeaderboardClient(ClientBase[asyncio.Future[AwardResult]]):
         """
         if self._closing:
             raise ClientClosed("this client was closed")
-        guild, item = queued_award(guild_id, user_id, xp, username, op_id, role_ids, channel_id)
+        guild, item = queued_award(guild_id, user_id, xp, username, op_id, role_ids, channel_id, display_name, avatar_url)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[AwardResult] = loop.create_future()
         if self._pending.add(guild, item, future, loop.time()):
@@ -103,9 +104,11 @@ class AsyncLeaderboardClient(ClientBase[asyncio.Future[AwardResult]]):
     # The write API, one request each
 
     async def set_member(self, guild_id: Snowflake, user_id: Snowflake, *, xp: Optional[int] = None,
-                         username: Optional[str] = None, idempotency_key: Optional[str] = None) -> UpdatedMember:
-        """Sets a member's XP outright (not multiplied) and/or name; the member's record after it."""
-        return await self._call(self._ops.set_member(guild_id, user_id, xp, username, idempotency_key))
+                         username: Optional[str] = None, display_name: ProfileValue = KEEP, avatar_url: ProfileValue = KEEP,
+                         idempotency_key: Optional[str] = None) -> AdminMemberRecord:
+        """Sets a member's XP outright (not multiplied), its names or its avatar (None clears a display name or an avatar);
+        the member's record after it, hidden or not."""
+        return await self._call(self._ops.set_member(guild_id, user_id, xp, username, display_name, avatar_url, idempotency_key))
 
     async def remove_member(self, guild_id: Snowflake, user_id: Snowflake, *, idempotency_key: Optional[str] = None) -> None:
         """Removes a member and all its data; :class:`~guild_leaderboard.errors.MemberNotFound` for a non-member."""

@@ -25,8 +25,8 @@ from ._ids import Snowflake
 from ._protocol import Call, Response, TransportError, Wait, attempts
 from ._sync_http import SyncTransport
 from .errors import ClientClosed
-from .types import (AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList, MemberRecord,
-                    Period, Settings, SettingsUpdate, UpdatedMember, Visibility, VisibilityChange, Xp)
+from .types import (KEEP, AdminMemberRecord, AroundPage, Award, AwardResult, DailyClaim, GuildStats, LeaderboardPage, MemberList,
+                    MemberRecord, Period, ProfileValue, Settings, SettingsUpdate, Visibility, VisibilityChange, Xp)
 
 T = TypeVar("T")
 log = logging.getLogger("guild_leaderboard")
@@ -56,13 +56,14 @@ class LeaderboardClient(ClientBase[Future[AwardResult]]):
 
     def award(self, guild_id: Snowflake, user_id: Snowflake, xp: Xp, *, username: Optional[str] = None,
               op_id: Optional[Snowflake] = None, role_ids: Optional[Iterable[Snowflake]] = None,
-              channel_id: Optional[Snowflake] = None) -> Future[AwardResult]:
+              channel_id: Optional[Snowflake] = None,
+              display_name: ProfileValue = KEEP, avatar_url: ProfileValue = KEEP) -> Future[AwardResult]:
         """Queues an award and returns at once; the future settles with its result once its batch is sent.
 
         ``op_id`` (the message id) makes the award apply once however often it is sent. A bad
         argument raises here, so that it never sinks the batch it would have joined.
         """
-        guild, item = queued_award(guild_id, user_id, xp, username, op_id, role_ids, channel_id)
+        guild, item = queued_award(guild_id, user_id, xp, username, op_id, role_ids, channel_id, display_name, avatar_url)
         future: Future[AwardResult] = Future()
         with self._changed:
             if self._closing:
@@ -110,9 +111,11 @@ class LeaderboardClient(ClientBase[Future[AwardResult]]):
     # The write API, one request each
 
     def set_member(self, guild_id: Snowflake, user_id: Snowflake, *, xp: Optional[int] = None,
-                   username: Optional[str] = None, idempotency_key: Optional[str] = None) -> UpdatedMember:
-        """Sets a member's XP outright (not multiplied) and/or name; the member's record after it."""
-        return self._call(self._ops.set_member(guild_id, user_id, xp, username, idempotency_key))
+                   username: Optional[str] = None, display_name: ProfileValue = KEEP, avatar_url: ProfileValue = KEEP,
+                   idempotency_key: Optional[str] = None) -> AdminMemberRecord:
+        """Sets a member's XP outright (not multiplied), its names or its avatar (None clears a display name or an avatar);
+        the member's record after it, hidden or not."""
+        return self._call(self._ops.set_member(guild_id, user_id, xp, username, display_name, avatar_url, idempotency_key))
 
     def remove_member(self, guild_id: Snowflake, user_id: Snowflake, *, idempotency_key: Optional[str] = None) -> None:
         """Removes a member and all its data; :class:`~guild_leaderboard.errors.MemberNotFound` for a non-member."""

@@ -6,11 +6,24 @@ multipliers by role and channel, boosts, role rewards, XP ranges).
 
 from __future__ import annotations
 
+import enum
 from typing import Dict, List, Literal, Optional, TypedDict, Union
 
 from ._ids import Snowflake
 
 Curve = Literal["mee6", "linear", "flat", "custom"]
+
+
+class Keep(enum.Enum):
+    """The default of ``display_name`` and ``avatar_url`` arguments: keep what is stored (None clears it)."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+#: A member's display name or avatar URL as a write takes it: a value sets it, None clears it, KEEP leaves it.
+ProfileValue = Union[str, None, Keep]
 Period = Literal["all", "week", "month", "last_week", "last_month"]
 Plan = Literal["free", "starter", "professional"]
 
@@ -75,12 +88,18 @@ class LevelProgress(TypedDict):
     required: int
 
 
-class MemberRecord(TypedDict):
+class _Member(TypedDict):
+    """A member's fields, whichever API answers them (all but ``rank``)."""
+
     user_id: str
     username: str
+    #: The member's display name in the server and its avatar (https), as the bot recorded them, or None.
+    display_name: Optional[str]
+    avatar_url: Optional[str]
     level: int
     xp: int
-    rank: int
+    #: Its rank at the end of the previous day minus its rank now (positive: moved up); None with no rank then.
+    rank_change: Optional[int]
     daily_streak: int
     last_daily_claim: Optional[str]
     weekly_xp: int
@@ -88,19 +107,40 @@ class MemberRecord(TypedDict):
     level_progress: LevelProgress
 
 
-class UpdatedMember(MemberRecord, total=False):
-    """The record ``set_member`` answers with."""
+class MemberRecord(_Member):
+    """A member as the read API answers it (a hidden member is ``MemberNotFound`` there)."""
+
+    rank: int
+
+
+class _AdminMemberRecordRequired(_Member):
+    #: None while the member is hidden.
+    rank: Optional[int]
+    #: False while the member is hidden (see ``set_visibility``).
+    visible: bool
+
+
+class AdminMemberRecord(_AdminMemberRecordRequired, total=False):
+    """A member as the write API answers ``set_member``: hidden members too."""
 
     #: Rules on write: the role rewards the new XP's level crossed (either way).
     roles: RoleChanges
+
+
+#: The earlier name of :class:`AdminMemberRecord`.
+UpdatedMember = AdminMemberRecord
 
 
 class LeaderboardEntry(TypedDict):
     rank: int
     user_id: str
     username: str
+    display_name: Optional[str]
+    avatar_url: Optional[str]
     level: int
     xp: int
+    level_progress: LevelProgress
+    rank_change: Optional[int]
 
 
 class LeaderboardPage(TypedDict):
@@ -126,6 +166,9 @@ class GuildStats(TypedDict):
     average_level: int
     xp_curve: Curve
     xp_multiplier: float
+    #: The server's display name and icon (its settings' ``name`` and ``icon_url``), or None.
+    name: Optional[str]
+    icon_url: Optional[str]
 
 
 Stacking = Literal["highest", "multiply", "add"]
@@ -258,6 +301,10 @@ class Award(_AwardRequired, total=False):
     """One award for ``award_many``: ids may be ints (discord.py's) or strings of digits."""
 
     username: str
+    #: The member's display name in the server (1 to 100 characters) and avatar (an https URL of
+    #: at most 512 characters): a key left out keeps what is stored, None clears it.
+    display_name: Optional[str]
+    avatar_url: Optional[str]
     #: Names the award so that it is applied once however often it is sent (the message id, say).
     op_id: Union[str, int]
     #: Rules on write: the member's role ids and the message's channel, for the multipliers.

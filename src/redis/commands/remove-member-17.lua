@@ -1,6 +1,7 @@
 --[[
   Removes a member and all its data (the user left the server), from every period board and the
-  current season's board too; the server's day keeps its XP before the removal (includes/
+  current season's board too, and its cooldown, so a member added again is not refused as if it
+  had been awarded just now; the server's day keeps its XP before the removal (includes/
   calendar-counting.lua), so the day before closes with the member in it. Ended seasons are
   archives: they keep it.
 
@@ -21,6 +22,7 @@
   KEYS[15] hist      HASH the server's history (`latest_day`, `since`)
   KEYS[16] hidden    HASH board member -> why the user is hidden (forgotten with the member:
                      includes/visibility.lua)
+  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP (includes/rules.lua)
 
   ARGV[1] board member
   ARGV[2] operation id
@@ -57,6 +59,7 @@ if not hidden then apply_xp_change(KEYS[3], xp, 0) end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[16], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[17], ARGV[1])
 for i = 7, 11 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 bump_version(KEYS[4])
 return remember(KEYS[5], ARGV[2], ARGV[3], { 1 })
