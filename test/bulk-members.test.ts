@@ -3,6 +3,8 @@
 import t, { type Test } from 'tap'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
+import type { FastifyRequest } from 'fastify'
+import { distinctIds, KNOWN_LISTS_MAX } from '../src/schemas/messages.js'
 
 const server = await RedisServer.start()
 t.teardown(async () => { await server.close() })
@@ -55,6 +57,21 @@ t.test('100 ids are served, 101 are not; duplicates, bad ids, an empty or missin
     t.equal(bad.statusCode, 400, query.slice(0, 40))
     t.same(bad.json(), { statusCode: 400, error: 'Bad Request', code: 'invalid_parameter', message }, query.slice(0, 40))
   }
+})
+
+t.test('a list that passed is known by its text: it passes again without being checked again, a list that differs is checked, a refused one is not kept, and at most KNOWN_LISTS_MAX are kept', async (t) => {
+  const check = distinctIds('ids', 100)
+  const request = (ids: string): FastifyRequest => ({ query: { ids } }) as unknown as FastifyRequest
+  t.equal(check(request('1000,2000')), null)
+  t.equal(check(request('1000,2000')), null, 'the same list again')
+  t.equal(check.knownLists, 1, 'kept once')
+  t.match(check(request('1000,2000,1000')), { message: `${BOUNDS}; 1000 is given twice` }, 'a list that only adds a repeat is refused')
+  t.match(check(request('1000,2000,x')), { message: `${BOUNDS}; "x" is not one` })
+  t.equal(check.knownLists, 1, 'refused lists are not kept')
+  const lists = Array.from({ length: KNOWN_LISTS_MAX + 44 }, (_, i) => `${i + 1},${i + 2}`)
+  t.same(lists.filter((list) => check(request(list)) !== null), [], `${lists.length} lists pass`)
+  t.equal(check.knownLists, KNOWN_LISTS_MAX, 'no more than KNOWN_LISTS_MAX are kept')
+  t.match(check(request('1,2,1')), { message: `${BOUNDS}; 1 is given twice` }, 'still refused once the memory is full')
 })
 
 t.test('one request is counted once against the quota, whatever the number of ids', async (t) => {
