@@ -162,6 +162,29 @@ t.test("a period board's key expires at the end of the following period plus the
   t.equal(Number(await raw.call('PEXPIRETIME', period(p.month.label))), keepUntil(p.month))
 })
 
+t.test("a period board's expiry is set by each call that adds a member to it (shown or hidden, one award or a batch), and by no other", async (t) => {
+  const { writer, guildId, p, period } = await fixture(t)
+  const boards = [period(p.week.label), period(p.month.label)]
+  const expiries = async (): Promise<number[]> => await Promise.all(boards.map(async (k) => Number(await raw.call('PEXPIRETIME', k))))
+  const forgotten = async (): Promise<void> => { for (const k of boards) await raw.persist(k) }
+  // A hidden user's first award makes the boards (its score there is -(xp + 1)).
+  await writer.setVisibility({ guildId, userId: '1', visible: false, reason: 'left' })
+  await writer.awardXp({ guildId, userId: '1', xp: 10 })
+  t.same(await expiries(), [keepUntil(p.week), keepUntil(p.month)], "a hidden member's first award sets it")
+  // With the expiry taken off, awards to members already on both boards leave it off (no
+  // PEXPIREAT on their path), and the first award that adds a member puts it back.
+  await forgotten()
+  await writer.awardXp({ guildId, userId: '1', xp: 10 })
+  await writer.awardMany(guildId, [{ userId: '1', xp: 5 }, { userId: '1', xp: 5 }])
+  t.same(await expiries(), [-1, -1], 'awards to members on both boards: no expiry set')
+  await writer.awardMany(guildId, [{ userId: '1', xp: 5 }, { userId: '2', xp: 5 }])
+  t.same(await expiries(), [keepUntil(p.week), keepUntil(p.month)], 'a batch that adds a member sets it')
+  await forgotten()
+  await writer.awardXp({ guildId, userId: '3', xp: 10 })
+  t.same(await expiries(), [keepUntil(p.week), keepUntil(p.month)], 'an award that adds a member sets it')
+  t.same(await periodBoard(boards[0] as string), { 1: -36, 2: 5, 3: 10 }, 'the gains, the hidden one encoded')
+})
+
 t.test('removing a member removes it from every period board: this and last week, this and last month', async (t) => {
   const { writer, guildId, p, period } = await fixture(t)
   await writer.awardXp({ guildId, userId: '1', xp: 40 })

@@ -58,10 +58,10 @@
 local done = replay(KEYS[6], KEYS[7], ARGV[7])
 if done then return done end
 
-local now, refusal = calendar_check(KEYS[4], ARGV[8], ARGV[3], ARGV[4], ARGV[9])
+local rules = load_rules(KEYS[4])
+local now, refusal = calendar_check(KEYS[4], ARGV[8], ARGV[3], ARGV[4], ARGV[9], rules.epoch)
 if refusal then return refusal end
 
-local rules = load_rules(KEYS[4])
 local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[17], week = KEYS[8], month = KEYS[9], season = KEYS[12],
             cooldowns = KEYS[16] }
 local events = events_context(KEYS[10], KEYS[11])
@@ -70,7 +70,7 @@ local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = event
             day = { day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[10], expire_at = ARGV[11], now = now } }
 local deltas = new_deltas()
 local replies, roles = {}, {}
-local any, gained_any = false, false
+local any = false
 local n = 0
 for i = 12, #ARGV, 6 do
   n = n + 1
@@ -94,12 +94,11 @@ for i = 12, #ARGV, 6 do
     roles[#roles + 1] = reply[5]
   end
   any = any or changed
-  gained_any = gained_any or (changed and reply[3] > 0)
 end
 for _, value in ipairs(roles) do replies[#replies + 1] = value end
 if any then
   apply_deltas(KEYS[3], deltas)
-  if gained_any then expire_periods(k, ARGV[5], ARGV[6]) end
+  if s.periods_grew then expire_periods(k, ARGV[5], ARGV[6]) end
   trim_cooldowns(rules, KEYS[16], now)
   bump_version(KEYS[5])
   events_done(events)

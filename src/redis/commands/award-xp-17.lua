@@ -56,23 +56,22 @@
 local done = replay(KEYS[6], KEYS[7], ARGV[5])
 if done then return full_reply(done) end
 
-local now, refusal = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8], ARGV[12])
+local rules = load_rules(KEYS[4])
+local now, refusal = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8], ARGV[12], rules.epoch)
 if refusal then return refusal end
 
-local rules = load_rules(KEYS[4])
 local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[17], week = KEYS[8], month = KEYS[9], season = KEYS[12],
             cooldowns = KEYS[16] }
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local deltas = new_deltas()
+local s = { rules = rules, now = now, max_xp = tonumber(ARGV[4]), events = events,
+            day = { day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[13], expire_at = ARGV[14], now = now } }
 local reply, changed = award_one(k,
-  { member = ARGV[1], gained = ARGV[2], username = ARGV[3], display = ARGV[15], avatar = ARGV[16] },
-  { rules = rules, now = now, max_xp = tonumber(ARGV[4]), events = events,
-    day = { day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[13], expire_at = ARGV[14], now = now } },
-  deltas)
+  { member = ARGV[1], gained = ARGV[2], username = ARGV[3], display = ARGV[15], avatar = ARGV[16] }, s, deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
-  if reply[3] > 0 then expire_periods(k, ARGV[9], ARGV[10]) end
+  if s.periods_grew then expire_periods(k, ARGV[9], ARGV[10]) end
   trim_cooldowns(rules, KEYS[16], now)
   bump_version(KEYS[5])
   events_done(events)

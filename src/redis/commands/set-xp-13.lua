@@ -50,7 +50,8 @@ local SET = 1
 local done = replay(KEYS[5], KEYS[6], ARGV[4])
 if done then return { SET, unpack(done) } end
 
-local now, refusal = calendar_check(KEYS[7], ARGV[8], ARGV[6], ARGV[7], '')
+local rules = load_rules(KEYS[7])
+local now, refusal = calendar_check(KEYS[7], ARGV[8], ARGV[6], ARGV[7], '', rules.epoch)
 if refusal then return refusal end
 
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -62,7 +63,6 @@ set_names(KEYS[2], ARGV[1], ARGV[3], ARGV[11], ARGV[12])
 if not hidden then apply_xp_change(KEYS[3], old_xp, new_xp) end
 touch_day({ day = KEYS[10], day_start = KEYS[11], hist = KEYS[12], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, score)
 bump_version(KEYS[4])
-local rules = load_rules(KEYS[7])
 local changes = role_changes(rules, old_xp, new_xp)
 local events = events_context(KEYS[8], KEYS[9])
 if events then events.curve = rules.curve end

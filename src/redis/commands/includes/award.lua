@@ -31,13 +31,14 @@ end
 -- k: { board, members, settings, hidden, week, month, season, cooldowns }; a: { member, gained
 -- (the caller's gain, src/rules/gain.ts), username, display, avatar (includes/profile.lua: ''
 -- keeps each) }; s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
--- (calendar-counting's day keys, whose board is the daily cap's count) }.
+-- (calendar-counting's day keys, whose board is the daily cap's count), periods_grew (set here
+-- when the award added a member to the week's or the month's board) }.
 -- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
 -- levels from the XP under the settings whose epoch the script checked) and whether anything
--- changed. The week's and month's boards get their expiry from the caller, once per call
--- (expire_periods). An award that adds nothing (a role or channel at 0, a gain rounded down to
--- 0) is applied (the member and its name are recorded, the day touched) but is not judged by
--- the rules and starts no cooldown.
+-- changed. The week's and month's boards get their expiry from the caller, once per call that
+-- added a member to them (expire_periods). An award that adds nothing (a role or channel at 0,
+-- a gain rounded down to 0) is applied (the member and its name are recorded, the day touched)
+-- but is not judged by the rules and starts no cooldown.
 -- A hidden member's award is judged by the same rules (its cooldown and its day's count are
 -- plain values: a cap is a cap), counts into its encoded scores (includes/visibility.lua), not
 -- into the aggregates, and causes no public event; its reply still carries its roles.
@@ -61,8 +62,8 @@ local function award_one (k, a, s, deltas)
   set_names(k.members, a.member, a.username, a.display, a.avatar)
   if not hidden then add_xp_change(deltas, old_xp, new_xp) end
   if gained > 0 then
-    count_in_period(k.week, a.member, gained, hidden)
-    count_in_period(k.month, a.member, gained, hidden)
+    local new_in_week = count_in_period(k.week, a.member, gained, hidden)
+    if count_in_period(k.month, a.member, gained, hidden) or new_in_week then s.periods_grew = true end
     start_cooldown(s.rules, k.cooldowns, a.member, s.now)
   end
   count_in_season(k.season, a.member, gained, hidden)
@@ -73,8 +74,10 @@ local function award_one (k, a, s, deltas)
   return { status, new_xp, gained, add, remove }, true
 end
 
--- Once per call that counted a gain: when the week's and the month's boards may go (set once a
--- call rather than once a member; the same time for every call of the period).
+-- Once per call whose awards added a member to the week's or the month's board (s.periods_grew
+-- of award_one): when the boards may go (the same time for every call of the period). A key's
+-- first member is new to it, so every board gets its expiry; an award to members already on
+-- both (most of them) pays no PEXPIREAT.
 local function expire_periods (k, week_expire_at, month_expire_at)
   redis.call('PEXPIREAT', k.week, week_expire_at)
   redis.call('PEXPIREAT', k.month, month_expire_at)

@@ -16,10 +16,11 @@
 local SETTINGS_CHANGED, SEASON_DUE = -3, -4
 
 -- Whether a write computed at `epoch`, for the window [from, until) and a season that ends at
--- `season_ends_at` ('' for never), may go on now. Returns Redis's time in ms, and the reply that
--- refuses it (nil: go on).
-local function calendar_check (settings_key, epoch, from, to, season_ends_at)
-  local stored = redis.call('HGET', settings_key, 'epoch') or '0'
+-- `season_ends_at` ('' for never), may go on now. `stored` is the settings' epoch when the
+-- script has read it already in this call (load_rules's), else nil (it is read here). Returns
+-- Redis's time in ms, and the reply that refuses it (nil: go on).
+local function calendar_check (settings_key, epoch, from, to, season_ends_at, stored)
+  stored = stored or redis.call('HGET', settings_key, 'epoch') or '0'
   if stored ~= epoch then return nil, { SETTINGS_CHANGED, tonumber(stored) } end
   local now = now_ms()
   if season_ends_at ~= '' and now >= tonumber(season_ends_at) then return now, { SEASON_DUE, now } end

@@ -15,9 +15,10 @@ local function period_clock (from, to)
   return now, now >= tonumber(from) and now < tonumber(to)
 end
 
--- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`. The board's
--- expiry is the caller's to set, once per script call that counted into it (expire_periods in
--- includes/award.lua), not once a member.
+-- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`; returns whether
+-- the member is new to it. The board's expiry is the caller's to set, once per script call that
+-- added a member to it (expire_periods in includes/award.lua): only a new member can be the
+-- key's first, so a call that adds none leaves the expiry as the key has it.
 local function count_in_period (key, member, gained, hidden)
-  add_gain(key, member, gained, hidden)
+  return add_gain(key, member, gained, hidden)
 end

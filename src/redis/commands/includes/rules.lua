@@ -9,14 +9,15 @@
 -- member's last award older than this can never hold an award off, whatever the setting becomes.
 local MAX_COOLDOWN_MS = 3600 * 1000
 
--- The server's rules for this call (its epoch checked by the caller). Sets the custom curve for
--- level_for_xp('custom').
+-- The server's rules for this call, and the settings' epoch they were read at (the caller checks
+-- it: calendar_check takes it, so a write reads the settings hash once). Sets the custom curve
+-- for level_for_xp('custom').
 --   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
---     level past a custom curve's last) }
+--     level past a custom curve's last), epoch (as stored, '0' for none) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
-                       'role_rewards', 'role_rewards_mode')
+                       'role_rewards', 'role_rewards_mode', 'epoch')
   local curve = f[1] or 'mee6'
   local last_level = math.huge
   if curve == 'custom' then
@@ -39,7 +40,8 @@ local function load_rules (settings_key)
     cap = tonumber(f[4]) or 0,
     rewards = rewards,
     reward_xp = reward_xp,
-    mode = f[6] or 'stack'
+    mode = f[6] or 'stack',
+    epoch = f[7] or '0'
   }
 end
 
