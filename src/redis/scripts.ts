@@ -1,7 +1,8 @@
 // Loads every Lua script under ./commands once and registers it on a client with defineCommand.
 // A file `<name>-<numberOfKeys>.lua` becomes the command `<camelCaseName>`; a script whose keys
 // vary in number is `<name>-n.lua`, and its caller gives their number first. A line
-// `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once).
+// `--- @include "x"` is replaced by commands/includes/x.lua (each include at most once), and the
+// includes' top-level functions the script never names are left out (withoutUnusedFunctions).
 // The commands' TypeScript signatures are declared in ./client.ts (its `declare module 'ioredis'`).
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -29,6 +30,52 @@ function resolveIncludes (dir: string, source: string, seen: Set<string>): strin
   })
 }
 
+const FUNCTION_HEADER = /^local function ([A-Za-z_][A-Za-z0-9_]*)\s*\(/
+
+/** The lines [from, to] of each top-level `local function` whose extent is certain (the code's style). */
+function topLevelFunctions (lines: string[]): Array<{ name: string, from: number, to: number }> {
+  const found: Array<{ name: string, from: number, to: number }> = []
+  for (let i = 0; i < lines.length; i++) {
+    const name = FUNCTION_HEADER.exec(lines[i] as string)?.[1]
+    if (name === undefined) continue
+    const next = lines[i + 1] ?? ''
+    if (/\bend$/.test(lines[i] as string) && !/^\s/.test(next)) {
+      found.push({ name, from: i, to: i }) // written on one line
+      continue
+    }
+    // A block: indented lines (or blank ones) up to a line `end`; anything else leaves it alone.
+    let j = i + 1
+    while (j < lines.length && (lines[j] === '' || /^\s/.test(lines[j] as string))) j++
+    if (lines[j] === 'end') found.push({ name, from: i, to: j })
+  }
+  return found
+}
+
+/**
+ * `lua` without the top-level `local function`s that nothing else in it names, repeatedly (a
+ * function only a dropped one called goes too). Every EVALSHA runs its script's top level again,
+ * making a closure of each such function (garbage for Lua's collector on every call), and every
+ * loaded script keeps its compiled functions in Redis's one Lua heap, which that collector walks:
+ * an include brings all its functions into each script that includes it, whichever it calls.
+ * A name counts as used wherever it occurs outside whole-line comments (a trailing comment or a
+ * string naming it keeps the function: never the other way round), so only dead code goes.
+ */
+export function withoutUnusedFunctions (lua: string): string {
+  let lines = lua.split('\n')
+  for (;;) {
+    const functions = topLevelFunctions(lines)
+    const drop = new Set<number>()
+    for (const { name, from, to } of functions) {
+      const rest = [...lines.slice(0, from), ...lines.slice(to + 1)].join('\n')
+        .replace(/^--\[\[[\s\S]*?\]\]/gm, '')
+        .replace(/^\s*--.*$/gm, '')
+      if (!new RegExp(`\\b${name}\\b`).test(rest)) for (let i = from; i <= to; i++) drop.add(i)
+    }
+    if (drop.size === 0) return lines.join('\n')
+    lines = lines.filter((_, i) => !drop.has(i))
+  }
+}
+
 /** `source` with its `--- @include` lines replaced by the includes of ./commands/includes (tests run an include's function this way). */
 export function withIncludes (source: string): string {
   return resolveIncludes(COMMANDS_DIR, source, new Set())
@@ -50,7 +97,7 @@ export function loadScripts (dir = COMMANDS_DIR): ScriptDefinition[] {
         file,
         name: base.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
         numberOfKeys: keys === 'n' ? undefined : Number(keys),
-        lua: resolveIncludes(dir, readFileSync(join(dir, file), 'utf8'), new Set())
+        lua: withoutUnusedFunctions(resolveIncludes(dir, readFileSync(join(dir, file), 'utf8'), new Set()))
       }
     })
   const taken = loaded.find(({ name }) => name in Redis.prototype || name in Cluster.prototype)
