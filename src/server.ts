@@ -69,6 +69,12 @@ function say (...lines: string[]): void {
   if (localRedis !== undefined) process.stdout.write(lines.map((line) => `${line}\n`).join(''))
 }
 
+/** Whether the API listens: a signal before that stops the start, with nothing served to drain. */
+let listening = false
+/** Set by a signal while starting: the close ends the process, and the start's steps under way wait for it. */
+let stoppingWhileStarting = false
+const untilStopped = async (): Promise<never> => await new Promise<never>(() => {})
+
 closeWithGrace({
   delay: config.shutdownDrainMs + CLOSE_GRACE_MS,
   logger: { error: (message: unknown) => { app.log.error(message) } },
@@ -79,6 +85,10 @@ closeWithGrace({
 }, async ({ err, signal }) => {
   if (err !== undefined) {
     app.log.error({ err }, 'closing after an uncaught error')
+  } else if (!listening) {
+    stoppingWhileStarting = true
+    app.log.info({ signal }, 'stopping while starting: nothing served yet, nothing to drain')
+    say('', '  Stopping while starting.')
   } else {
     // Readiness fails at once; requests are still served, each telling its client to reconnect.
     app.lifecycle.drain()
@@ -92,6 +102,8 @@ closeWithGrace({
   await Promise.all([app.close(), admin?.close()])
   await localRedis?.stop()
   say('  Stopped.')
+  // The start's steps under way (readiness, the demo's seeding) would go on against what is closed.
+  if (stoppingWhileStarting) process.exit(0)
 })
 
 // Apart from listen, so that a failure while starting (the metrics listener's port taken, say)
@@ -100,6 +112,7 @@ try {
   await app.ready()
   await admin?.ready()
 } catch (err) {
+  if (stoppingWhileStarting) await untilStopped()
   await localRedis?.stop()
   fail((err as Error).message)
 }
@@ -109,10 +122,16 @@ try {
 // of a busy laptop can take seconds to answer, and a request's short command timeout would end
 // the start with an uncaught error instead of a slower start.
 const demoStartRedis = localRedis === undefined ? undefined : createRedis({ url: localRedis.url, commandTimeoutMs: DEMO_START_COMMAND_TIMEOUT_MS, offlineQueue: true })
+// Its connection's errors are retried, and a command that cannot wait longer fails the start; one
+// that drops as the local Redis stops (a Ctrl-C while seeding) is no news.
+demoStartRedis?.on('error', (err: Error) => { app.log.debug({ err }, 'demo start: redis connection error') })
 const demoSeed = demoStartRedis === undefined ? undefined : await seedDemo({ redis: demoStartRedis, keys: app.keys })
 try {
+  if (stoppingWhileStarting) await untilStopped()
   await app.listen({ port: config.port, host: config.host })
+  listening = true
 } catch (err) {
+  if (stoppingWhileStarting) await untilStopped()
   await localRedis?.stop()
   fail(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`)
 }

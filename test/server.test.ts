@@ -2,7 +2,7 @@
 // redis-server, seeds the demo server and prints a key and a curl line that works; bad
 // configuration or a missing redis-server is one clear line and exit code 1.
 import t from 'tap'
-import { readFileSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { createRedis } from '../src/redis/client.js'
@@ -179,6 +179,31 @@ t.test('Ctrl-C in the demo says it is draining and how to stop at once, serving 
   // Its local Redis gets SIGTERM as the process exits: the port is freed once it has stopped.
   while (!await isPortFree(redisPort)) await sleep(50)
   t.pass('its local Redis stopped')
+})
+
+/** The redis-server processes whose working directory is under `dir` (a demo's local Redis runs in its .data). */
+function redisServersIn (dir: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('redis-server') && readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)
+    } catch { return false } // gone meanwhile, or not ours to read
+  })
+}
+
+t.test('Ctrl-C while the demo starts (before the app is ready, and while it seeds) stops it with 0, no error, and its Redis stopped', async (t) => {
+  // The first line is logged before the app is ready; the second while it gets ready, the
+  // demo's seeding of a new directory coming next.
+  for (const moment of [/young-collection fix/, /redis data migrated/]) {
+    const dir = tempDir(t)
+    const run = startServer(t, { cwd: dir, processGroup: true })
+    await run.waitFor(moment)
+    run.signal('SIGINT')
+    t.equal(await run.exited, 0, `exit code 0 (Ctrl-C after ${String(moment)})`)
+    t.notMatch(run.stderr(), /Error|at /, 'nothing on stderr but what a stop says')
+    t.notMatch(run.stdout(), /"level":50/, 'no error logged')
+    t.match(run.stdout(), /\n {2}Stopped\.\n/, 'it says it stopped')
+    t.same(redisServersIn(dir), [], 'its local Redis stopped')
+  }
 })
 
 t.test('the demo says when it has stopped after Ctrl-C and its drain', async (t) => {
