@@ -3,14 +3,12 @@
 // its place in the watcher; nothing compiled for it alone (the route's serializer is compiled
 // once, not at each stream's opening).
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { RedisServer } from './helpers/redis-server.js'
 import { SseReader } from './helpers/sse.js'
+import { startMemoryChild } from './helpers/live-memory.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -41,22 +39,11 @@ t.test(`an open stream holds at most ${MAX_BYTES_PER_STREAM / 1024} KB of the se
   const writer = new LeaderboardWriter(redis, keys)
   for (let i = 1; i <= 10; i++) await writer.awardXp({ guildId: GUILD, userId: String(i), xp: 100 * i })
   const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional' })
-  const socketPath = join(dir, 'child.sock')
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'test/helpers/live-memory-child.ts', server.url, prefix, socketPath], {
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
-    env: { ...process.env, NODE_OPTIONS: '' }, // not tap's process-tracking hook
-    stdio: ['pipe', 'pipe', 'inherit']
-  })
-  t.teardown(() => { child.kill('SIGKILL') })
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
-  t.equal((await lines.next()).value, 'ready')
-  const held = async (): Promise<number> => {
-    child.stdin.write('memory\n')
-    return (JSON.parse((await lines.next()).value as string) as { held: number }).held
-  }
+  const measure = await startMemoryChild(t, server.url, prefix, join(dir, 'child.sock'))
+  const held = async (): Promise<number> => (await measure()).held
   // Pages of one route that differ (limit 1 to 10), as streams of many servers and pages would.
   const open = async (i: number): Promise<SseReader> => {
-    const reader = await SseReader.open(t, 'http://localhost', `/api/v1/servers/${GUILD}/leaderboard/stream?limit=${1 + (i % 10)}`, { 'x-api-key': key }, socketPath)
+    const reader = await SseReader.open(t, 'http://localhost', `/api/v1/servers/${GUILD}/leaderboard/stream?limit=${1 + (i % 10)}`, { 'x-api-key': key }, join(dir, 'child.sock'))
     await reader.event(0)
     return reader
   }
