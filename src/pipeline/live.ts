@@ -92,8 +92,8 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     fastify.quota(request, false, reply).then(() => { done(refusal) }, done)
   }
 
-  /** Whether a connection that could not give its parser back was logged (once: the same for every stream). */
-  let parserKeptLogged = false
+  /** Why connections kept their parser, each logged once (a Node whose internals differ: every stream). */
+  const parserKeptLogged = new Set<string>()
 
   lifecycle.onDrain(() => { watcher.endAll() })
   fastify.addHook('preClose', async () => { watcher.stop() })
@@ -110,8 +110,8 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     response.writeHead(200, { ...reply.getHeaders(), ...STREAM_HEADERS } as Record<string, string>)
     response.flushHeaders()
     const parserKept = releaseParser(request.raw)
-    if (parserKept !== undefined && !parserKeptLogged) {
-      parserKeptLogged = true
+    if (parserKept !== undefined && !parserKeptLogged.has(parserKept)) {
+      parserKeptLogged.add(parserKept)
       fastify.log.warn({ reason: parserKept }, "streams' connections keep Node's HTTP parser (some 10 KB each)")
     }
     const now = Date.now()
