@@ -5,8 +5,9 @@
 //
 //   npm run bench:streams -- [--streams N] [--servers S] [--rounds R] [--stalled A]
 //
-// It reports the service's resident memory with every stream open, the time from an award to the
-// event's arrival at each client of the server awarded (p50/p99/max over every client and round:
+// It reports the service's resident memory (with its JavaScript heap and external memory, from its
+// METRICS_PORT) before any stream, with every stream open and after the rounds, the time from an
+// award to the event's arrival at each client of the server awarded (p50/p99/max over every client and round:
 // each round of 4 s awards XP on every server at once, at a random point of the watcher's
 // second), and Redis CPU per change (INFO cpu, main thread, before and after R rounds, over R × S
 // changes) with the same rounds run first with one stream per server and then with all of them:
@@ -64,6 +65,14 @@ async function redisCpuUs (redis: RedisClient): Promise<number> {
 function rssMb (pid: number): number {
   const kb = Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
+}
+
+/** The service's resident memory, and its JavaScript heap and memory outside it (its METRICS_PORT, Node's own figures). */
+async function memory (pid: number, metrics: string): Promise<string> {
+  const rss = rssMb(pid)
+  const text = await fetch(metrics).then(async (r) => await r.text(), () => '')
+  const mb = (name: string): string => fmt(Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024)
+  return `${fmt(rss)} MB (heap ${mb('nodejs_heap_size_used_bytes')} MB used of ${mb('nodejs_heap_size_total_bytes')}, external ${mb('nodejs_external_memory_bytes')})`
 }
 
 /** One open stream: counts the `leaderboard` events it receives and when the last came. */
@@ -148,9 +157,11 @@ async function main (cleanups: Cleanups): Promise<void> {
   }
 
   const port = await freePort()
+  const metricsPort = await freePort()
   const base = `http://127.0.0.1:${port}`
+  const metrics = `http://127.0.0.1:${metricsPort}/metrics`
   const service: ChildProcess = spawn(process.execPath, serviceArgv(), {
-    env: { ...process.env, REDIS_URL: redisServer.url, REDIS_PREFIX: 'bench', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' },
+    env: { ...process.env, REDIS_URL: redisServer.url, REDIS_PREFIX: 'bench', PORT: String(port), METRICS_PORT: String(metricsPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   cleanups.push(async () => {
@@ -167,7 +178,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   }
   if (!up) throw new Error('the service did not start within 30 s')
   const pid = service.pid ?? 0
-  const idleRss = rssMb(pid)
+  const idle = await memory(pid, metrics)
 
   const clients: Client[] = []
   cleanups.push(async () => { for (const c of clients) c.close() })
@@ -223,9 +234,9 @@ async function main (cleanups: Cleanups): Promise<void> {
   }
   const openSeconds = (performance.now() - started) / 1000
   await waitUntil(() => clients.every((c) => c.events >= 1), 30_000)
-  const openRss = rssMb(pid)
+  const opened = await memory(pid, metrics)
   const many = await rounds(`${clients.length} streams`, clients)
-  const afterRss = rssMb(pid)
+  const after = await memory(pid, metrics)
 
   const row = (label: string, r: { latencies: number[], cpuPerChangeUs: number }): string =>
     `${label.padEnd(16)} ${fmt(percentile(r.latencies, 0.5)).padStart(7)} ms ${fmt(percentile(r.latencies, 0.99)).padStart(7)} ms ${fmt(r.latencies.at(-1) ?? NaN).padStart(7)} ms ` +
@@ -233,7 +244,9 @@ async function main (cleanups: Cleanups): Promise<void> {
   console.log('')
   console.log(`live updates: ${SERVERS} servers of ${MEMBERS} members, one key per ${STREAMS_PER_KEY} streams, ${ROUNDS} rounds of an award on every server`)
   console.log(`opened ${fmt(clients.length)} streams in ${fmt(openSeconds, 1)} s (${refusals} refusals retried)`)
-  console.log(`service RSS: ${fmt(idleRss)} MB before any stream, ${fmt(openRss)} MB with every stream open, ${fmt(afterRss)} MB after the rounds`)
+  console.log(`service RSS before any stream: ${idle}`)
+  console.log(`service RSS with every stream open: ${opened}`)
+  console.log(`service RSS after the rounds: ${after}`)
   console.log('streams            award → event at each client       Redis CPU')
   console.log('                       p50        p99        max      per change')
   console.log(row(`${SERVERS}`, few))

@@ -4,17 +4,15 @@
 // writes it once the client reads again, so neither a backlog for the client nor memory in the
 // process builds up, however often the page changes.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { setImmediate } from 'node:timers/promises'
 import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
 import { SseReader, type StreamEvent } from './helpers/sse.js'
+import { startMemoryChild } from './helpers/live-memory.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -114,8 +112,6 @@ t.test('a client that stops reading while its page changes many times gets, once
   t.notOk(stalled.ended, 'and the stream is still open')
 })
 
-interface Measure { held: number, rss: number }
-
 t.test('the service\'s memory for stalled streams: each holds two events at most (the latest, and the one its socket did not take), however many changes it missed', async (t) => {
   const prefix = 'backpressure-memory'
   const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
@@ -125,18 +121,7 @@ t.test('the service\'s memory for stalled streams: each holds two events at most
   await seedLongNames(writer)
   const { key } = await new ApiKeyStore(redis, keys).create({ guildId: GUILD, plan: 'professional' })
   const socketPath = join(dir, 'child.sock')
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'test/helpers/live-memory-child.ts', server.url, prefix, socketPath], {
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
-    env: { ...process.env, NODE_OPTIONS: '' }, // not tap's process-tracking hook
-    stdio: ['pipe', 'pipe', 'inherit']
-  })
-  t.teardown(() => { child.kill('SIGKILL') })
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
-  t.equal((await lines.next()).value, 'ready')
-  const measure = async (): Promise<Measure> => {
-    child.stdin.write('memory\n')
-    return JSON.parse((await lines.next()).value as string) as Measure
-  }
+  const measure = await startMemoryChild(t, server.url, prefix, socketPath)
 
   // One stream per page size: pages that differ, so that no two streams share an event's bytes.
   const limits = Array.from({ length: 40 }, (_, i) => 61 + i)

@@ -43,7 +43,10 @@ export const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-store',
   // nginx buffers a proxied response unless told not to; events must go out as they come.
-  'x-accel-buffering': 'no'
+  'x-accel-buffering': 'no',
+  // The connection's last response: its parser is given back once the stream is open
+  // (./stream-connection.ts), so no next request on it would be read.
+  connection: 'close'
 } as const
 
 export class SseStream {

@@ -11,6 +11,7 @@ import { Counter, Gauge } from 'prom-client'
 import { LiveWatcher, type StreamEndReason, TICK_MS, type TopicSpec } from '../live/live-watcher.js'
 import { SseStream, STREAM_HEADERS } from '../live/sse-stream.js'
 import { ServerEventFeed } from '../live/server-events.js'
+import { releaseParser } from '../live/stream-connection.js'
 import { RateLimitedError } from '../errors.js'
 import { keyCoversServer } from './auth.js'
 import { matchingTag } from '../http/etag.js'
@@ -91,6 +92,9 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     fastify.quota(request, false, reply).then(() => { done(refusal) }, done)
   }
 
+  /** Why connections kept their parser, each logged once (a Node whose internals differ: every stream). */
+  const parserKeptLogged = new Set<string>()
+
   lifecycle.onDrain(() => { watcher.endAll() })
   fastify.addHook('preClose', async () => { watcher.stop() })
 
@@ -105,6 +109,11 @@ export default fp(async function livePlugin (fastify: FastifyInstance) {
     response.socket?.setTimeout(0)
     response.writeHead(200, { ...reply.getHeaders(), ...STREAM_HEADERS } as Record<string, string>)
     response.flushHeaders()
+    const parserKept = releaseParser(request.raw)
+    if (parserKept !== undefined && !parserKeptLogged.has(parserKept)) {
+      parserKeptLogged.add(parserKept)
+      fastify.log.warn({ reason: parserKept }, "streams' connections keep Node's HTTP parser (some 10 KB each)")
+    }
     const now = Date.now()
     const stream = new SseStream(response, held ? event.etag : '', now, chargeEveryMs(config.rateLimitWindowMs))
     const first = !held && stream.offer(event, now) ? 1 : 0

@@ -88,9 +88,16 @@ function queryChecks (checks: QueryCheck[]) {
   }
 }
 
-/** The serializer of the plain endpoint's 200 body: a stream's events carry the same bytes. */
-function serializerOf (reply: FastifyReply, body: NamedSchema): (value: unknown) => string {
-  return reply.compileSerializationSchema({ $ref: `${body.$id}#` }) as (value: unknown) => string
+/**
+ * The serializer of a stream route's events, whose `data:` is the plain endpoint's 200 body
+ * (`body`), for a reply of that route. The schema is made here, once per route: Fastify keeps a
+ * route's compiled serializers by the schema object, so a schema made per request compiled one
+ * (fast-json-stringify's code, with an Ajv of its own) at each stream's opening, and every open
+ * stream held its own.
+ */
+function eventSerializer (body: NamedSchema): (reply: FastifyReply) => (value: unknown) => string {
+  const schema = { $ref: `${body.$id}#` }
+  return (reply) => reply.compileSerializationSchema(schema) as (value: unknown) => string
 }
 
 /** A public board's slug in a path. */
@@ -141,6 +148,7 @@ export function registerPublicReads (fastify: FastifyInstance, declarations: rea
     })
     if (d.stream === undefined || d.public.streamOperationId === undefined) continue
     const { event } = d.stream
+    const serializerOf = eventSerializer(d.body)
     fastify.route({
       method: 'GET',
       url: `${url}/stream`,
@@ -166,7 +174,7 @@ export function registerPublicReads (fastify: FastifyInstance, declarations: rea
           event,
           perDay: typeof d.perDay === 'function' ? d.perDay(request.query) : d.perDay === true,
           read: async () => await d.read(fastify.leaderboard, input),
-          serialize: serializerOf(reply, d.body)
+          serialize: serializerOf(reply)
         })
       }
     })
@@ -200,6 +208,7 @@ export function registerReads (fastify: FastifyInstance, declarations: readonly 
 
     if (d.stream === undefined) continue
     const { event, serverEvents = false } = d.stream
+    const serializerOf = eventSerializer(d.body)
     fastify.route({
       method: 'GET',
       url: `${d.path}/stream`,
@@ -222,7 +231,7 @@ export function registerReads (fastify: FastifyInstance, declarations: readonly 
         event,
         perDay: typeof d.perDay === 'function' ? d.perDay(request.query) : d.perDay === true,
         read: async () => await d.read(fastify.leaderboard, input(request)),
-        serialize: serializerOf(reply, d.body),
+        serialize: serializerOf(reply),
         events: serverEvents
       })
     })

@@ -1,7 +1,8 @@
-// Run by test/live-backpressure.test.ts in a process of its own, so that what it measures is the
-// service's alone (its clients are the test's): the app on a Unix socket; each line "memory" on
-// standard input is answered with one line of JSON, the heap and the Buffers it holds after full
-// collections, and the resident memory.
+// Run in a process of its own by ./live-memory.ts (for test/live-backpressure.test.ts and
+// test/live-memory.test.ts), so that what it measures is the service's alone (its clients are
+// the test's): the app on a Unix socket; each line "memory" on standard input is answered with
+// one line of JSON, the heap and the Buffers it holds after full collections, and the resident
+// memory.
 //   node --expose-gc --import tsx test/helpers/live-memory-child.ts REDIS_URL REDIS_PREFIX SOCKET_PATH
 import { createInterface } from 'node:readline'
 import { buildApp } from '../../src/app.js'
