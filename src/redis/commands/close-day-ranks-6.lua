@@ -23,12 +23,7 @@
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first = tonumber(ARGV[3])
-local flat = redis.call('ZREVRANGE', KEYS[3], first, first + tonumber(ARGV[4]) - 1, 'WITHSCORES')
-local members, m = {}, 0
-for i = 1, #flat, 2 do
-  m = m + 1
-  members[m] = flat[i]
-end
+local flat, members, m = chunk_at(KEYS[3], first, tonumber(ARGV[4]), true)
 if m == 0 then return { CLOSE_DONE, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
 local unrecorded, u = {}, 0

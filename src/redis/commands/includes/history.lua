@@ -24,6 +24,20 @@ local function start_score (value)
   return value
 end
 
+-- A chunk of a walk over a sorted set by position (the ranks', the touched members' and the
+-- changes' steps): `count` entries from the 0-based position `first`, in rank order (highest
+-- score first) when `reverse`. Returns the flat { member, score, ... } reply, the members alone
+-- and how many there are.
+local function chunk_at (key, first, count, reverse)
+  local flat = redis.call(reverse and 'ZREVRANGE' or 'ZRANGE', key, first, first + count - 1, 'WITHSCORES')
+  local members, m = {}, 0
+  for i = 1, #flat, 2 do
+    m = m + 1
+    members[m] = flat[i]
+  end
+  return flat, members, m
+end
+
 -- ZADD NX of flat { score, member, ... } pairs (one command).
 local function add_new (key, pairs, n)
   if n > 0 then redis.call('ZADD', key, 'NX', unpack(pairs, 1, n)) end
