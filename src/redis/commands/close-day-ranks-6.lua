@@ -53,18 +53,18 @@ for i = 1, m do
   if xp > 0 then with_xp = with_xp + 1 end
   local record = records[i]
   if record then
-    local index = record_index(record)
-    if not index then
+    local index = record_index_digits(record)
+    if index == '' then
       next_index = next_index or tonumber(redis.call('HGET', KEYS[2], 'next_index') or '0')
-      index = next_index
+      index = int(next_index)
       next_index = next_index + 1
       fresh[f + 1] = members[i]
-      fresh[f + 2] = with_index(record, index)
+      fresh[f + 2] = with_index(record, tonumber(index))
       f = f + 2
     end
     bitfield[b + 1] = 'SET'
     bitfield[b + 2] = 'u24'
-    bitfield[b + 3] = '#' .. int(index)
+    bitfield[b + 3] = '#' .. index
     bitfield[b + 4] = first + i
     b = b + 4
   end

@@ -43,20 +43,23 @@ local function add_new (key, pairs, n)
   if n > 0 then redis.call('ZADD', key, 'NX', unpack(pairs, 1, n)) end
 end
 
--- A member record's history index (nil for none), and the record with `index` set.
-local function split_record (record)
-  local cut = string.find(record, '\31', 1, true)
-  if not cut then return record, '' end
-  return string.sub(record, 1, cut - 1), string.sub(record, cut)
+-- A member record's history index as its digits ('' for none): names hold no \31, so the first
+-- one opens the extension, whose first part is the index. One match: splitting the record made
+-- five strings of each of the million records a close reads.
+local function record_index_digits (record)
+  return string.match(record, '\31(%d*)') or ''
 end
 
+-- A member record's history index (nil for none).
 local function record_index (record)
-  local _, extension = split_record(record)
-  return (extension_parts(extension))
+  return tonumber(record_index_digits(record))
 end
 
+-- The record with `index` set.
 local function with_index (record, index)
-  local head, extension = split_record(record)
+  local cut = string.find(record, '\31', 1, true)
+  local head, extension = record, ''
+  if cut then head, extension = string.sub(record, 1, cut - 1), string.sub(record, cut) end
   local _, display, avatar = extension_parts(extension)
   return head .. make_extension(index, display, avatar)
 end
