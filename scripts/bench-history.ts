@@ -44,7 +44,7 @@ const { values: args } = parseArgs({
     days: { type: 'string', default: '32' },
     active: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '10' },
-    chunk: { type: 'string', default: '1000' },
+    chunk: { type: 'string', default: '250' },
     only: { type: 'string' }
   }
 })

@@ -18,7 +18,7 @@ import type { GuildSettings } from '../settings/settings.js'
 import { parseSettings } from '../settings/settings.js'
 
 export interface DayCloseOptions {
-  /** Members (or fields) per script call (default 1000). */
+  /** Members (or fields) per script call (default 250). */
   chunk?: number
   /** The lease's length, renewed by every step (default 30 s). */
   leaseMs?: number
@@ -80,7 +80,7 @@ export class DayCloser {
   constructor (redis: RedisClient, keys: KeyBuilder, options: DayCloseOptions = {}) {
     this.#redis = redis
     this.#keys = keys
-    this.#chunk = options.chunk ?? 1000
+    this.#chunk = options.chunk ?? 250
     this.#leaseMs = options.leaseMs ?? 30_000
   }
 
