@@ -16,6 +16,7 @@
 // SLOWLOG at 5,000 µs reset before and read after, and timed; after D days (default 32, so that
 // history_days 30 are kept) the MEMORY USAGE of every history key, per member per day kept.
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -24,6 +25,7 @@ import { parseArgs } from 'node:util'
 import { DayCloser } from '../src/history/day-close.js'
 import { createRedis, type RedisClient, redisNow } from '../src/redis/client.js'
 import { KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
+import { scripts } from '../src/redis/scripts.js'
 import { seedGuild } from '../src/seed/seed-guild.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { FakeClock } from '../test/helpers/fake-clock.js'
@@ -42,7 +44,7 @@ const { values: args } = parseArgs({
     days: { type: 'string', default: '32' },
     active: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '10' },
-    chunk: { type: 'string', default: '1000' },
+    chunk: { type: 'string', default: '250' },
     only: { type: 'string' }
   }
 })
@@ -63,20 +65,53 @@ async function redisCpuUs (redis: RedisClient): Promise<number> {
 
 type SlowEntry = [id: number, at: number, us: number, args: string[]]
 
-/** Runs `work` with SLOWLOG at 5,000 µs emptied before; returns its time and what SLOWLOG caught. */
-async function watched<T> (redis: RedisClient, work: () => Promise<T>): Promise<{ value: T, ms: number, slow: SlowEntry[] }> {
+/** The scripts by SHA1, so that SLOWLOG's `evalsha` lines name theirs. */
+const scriptNames = new Map(scripts().map(({ name, lua }) => [createHash('sha1').update(lua).digest('hex'), name]))
+
+/** The script calls so far (INFO commandstats). */
+async function scriptCalls (redis: RedisClient): Promise<number> {
+  return Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(await redis.info('commandstats'))?.[1] ?? 0)
+}
+
+/**
+ * Runs `work` with SLOWLOG at 5,000 µs emptied before; returns its time, Redis's main-thread CPU
+ * over it (what the work cost Redis, however little of a core the machine gave it), the scripts it
+ * called and what SLOWLOG caught.
+ */
+async function watched<T> (redis: RedisClient, work: () => Promise<T>): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[] }> {
   await redis.config('SET', 'slowlog-log-slower-than', '5000')
   await redis.slowlog('RESET')
+  const [cpuBefore, callsBefore] = [await redisCpuUs(redis), await scriptCalls(redis)]
   const started = performance.now()
   const value = await work()
   const ms = performance.now() - started
+  const [cpuAfter, callsAfter] = [await redisCpuUs(redis), await scriptCalls(redis)]
   const slow = await redis.slowlog('GET', '128') as SlowEntry[]
-  return { value, ms, slow }
+  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow }
 }
 
-const describeSlow = (slow: SlowEntry[]): string => slow.length === 0
-  ? 'SLOWLOG empty'
-  : `SLOWLOG ${slow.length}: ${slow.map((e) => `${e[3].slice(0, 2).join(' ')} ${fmt(e[2] / 1000, 1)} ms`).join(', ')}`
+/** INFO commandstats since its last reset: each command's calls and total µs, the most first. */
+async function commandTimes (redis: RedisClient): Promise<string> {
+  const rows = [...(await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)]
+    .map(([, name = '', calls = '0', us = '0']) => ({ name, calls: Number(calls), us: Number(us) }))
+    .filter((row) => !['info', 'config', 'slowlog'].includes(row.name))
+    .sort((a, b) => b.us - a.us)
+  return rows.map((row) => `${row.name} ${fmt(row.calls)} calls ${fmt(row.us / 1000)} ms`).join(', ')
+}
+
+/** SLOWLOG's entries by command (a script by its name), each with how many and the longest. */
+function describeSlow (slow: SlowEntry[]): string {
+  if (slow.length === 0) return 'SLOWLOG empty'
+  const byCommand = new Map<string, { n: number, maxUs: number }>()
+  for (const [, , us, args] of slow) {
+    const [command = '?', sha = ''] = args
+    const name = command.toLowerCase() === 'evalsha' ? (scriptNames.get(sha) ?? `evalsha ${sha.slice(0, 8)}`) : command.toUpperCase()
+    const seen = byCommand.get(name) ?? { n: 0, maxUs: 0 }
+    byCommand.set(name, { n: seen.n + 1, maxUs: Math.max(seen.maxUs, us) })
+  }
+  const parts = [...byCommand].sort((a, b) => b[1].n - a[1].n).map(([name, { n, maxUs }]) => `${name} ×${n} (max ${fmt(maxUs / 1000, 1)} ms)`)
+  return `SLOWLOG ${slow.length}${slow.length === 128 ? ' (its length: more were cut)' : ''}: ${parts.join(', ')}`
+}
 
 /** Random members of 1..pool, `count` of them (repeats allowed), as user ids. */
 function randomMembers (count: number, pool: number): string[] {
@@ -171,7 +206,8 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
   const keys = new KeyBuilder('lb')
   const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
   cleanups.push(async () => { redis.disconnect() })
-  const writer = new LeaderboardWriter(redis, keys)
+  // On a shared machine a batch of awards can wait many seconds for Redis's core: wait, rather than give up.
+  const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
   const closer = new DayCloser(redis, keys, { chunk: Number(args.chunk) })
   const k = keys.guild(GUILD)
 
@@ -194,9 +230,11 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
   console.log(`day 1: every member awarded XP in ${fmt((performance.now() - started) / 1000, 1)} s (the season's board holds ${fmt(await redis.zcard(k.seasonCurrent))})`)
   const membersHashBefore = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
 
-  console.log('| day closed | season end: ms, SLOWLOG | close: ms, SLOWLOG | load |')
-  console.log('|---|---|---|---|')
+  console.log('| day closed | season end: ms (Redis CPU ms), SLOWLOG | close: ms | Redis CPU ms | script calls | Redis CPU per call, ms (mean) | SLOWLOG | load |')
+  console.log('|---|---|---:|---:|---:|---:|---|---|')
   const closeMs: number[] = []
+  const closeCpuMs: number[] = []
+  let byCommand = ''
   const endMs: number[] = []
   let slowCalls = 0
   for (let day = 1; day <= DAYS; day++) {
@@ -207,26 +245,30 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
       if (!end.value) throw new Error(`the season due on day ${day} did not end`)
       endMs.push(end.ms)
       slowCalls += end.slow.length
-      endCell = `${fmt(end.ms, 1)}, ${describeSlow(end.slow)}`
+      endCell = `${fmt(end.ms, 1)} (${fmt(end.cpuMs, 1)}), ${describeSlow(end.slow)}`
       if (day === 7) {
         // At once a manual end: with season_retention 1 it drops the first season's board, every member's.
         const manual = await watched(redis, async () => await writer.endSeason(GUILD, { name: 'by hand' }))
         slowCalls += manual.slow.length
-        endCell += `; by hand, dropping a board of ${fmt(MEMBERS)}: ${fmt(manual.ms, 1)}, ${describeSlow(manual.slow)}`
+        endCell += `; by hand, dropping a board of ${fmt(MEMBERS)}: ${fmt(manual.ms, 1)} (${fmt(manual.cpuMs, 1)}), ${describeSlow(manual.slow)}`
       }
     }
+    await redis.config('RESETSTAT')
     const close = await watched(redis, async () => await closer.closeDue(GUILD))
+    byCommand = await commandTimes(redis)
     if (close.value.length !== 1) throw new Error(`day ${day}: closed ${close.value.join(', ')}`)
     closeMs.push(close.ms)
+    closeCpuMs.push(close.cpuMs)
     slowCalls += close.slow.length
-    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)}, ${describeSlow(close.slow)} | ${load()} |`)
+    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${fmt(close.cpuMs / close.calls, 2)} | ${describeSlow(close.slow)} | ${load()} |`)
     if (day === 1) {
       const membersHashAfter = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
       console.log(`(the first close gave every member a history index: the member records grew by ${fmt((membersHashAfter - membersHashBefore) / MEMBERS, 1)} bytes a member, once)`)
     }
     if (day < DAYS) await awardAll(writer, GUILD, randomMembers(ACTIVE, members.length).map((i) => members[Number(i) - 1] as string))
   }
-  console.log(`season ends: ${endMs.length}, max ${fmt(Math.max(...endMs), 1)} ms; closes: ${closeMs.length}, median ${fmt(median(closeMs))} ms, max ${fmt(Math.max(...closeMs))} ms; Redis calls over 5 ms: ${slowCalls}`)
+  console.log(`the last close's commands (INFO commandstats: µs inside Redis, a script's own beside the commands it called): ${byCommand}`)
+  console.log(`season ends: ${endMs.length}, max ${fmt(Math.max(...endMs), 1)} ms; closes: ${closeMs.length}, median ${fmt(median(closeMs))} ms (Redis CPU ${fmt(median(closeCpuMs))} ms), max ${fmt(Math.max(...closeMs))} ms (Redis CPU ${fmt(Math.max(...closeCpuMs))} ms); Redis calls over 5 ms: ${slowCalls}`)
 
   // What history keeps: every key of the server's history, per member per day kept.
   const histKeys: string[] = []

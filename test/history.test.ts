@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FakeClock, fakeClockRedis } from './helpers/fake-clock.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
-import { boardMember, KeyBuilder } from '../src/redis/keys.js'
+import { boardMember, KeyBuilder, userIdFromBoardMember } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { RedisClock } from '../src/redis/clock.js'
@@ -307,4 +307,99 @@ t.test('members without a record (never named) get one to keep their history ind
   await new DayCloser(f.raw, f.keys).closeDue(GUILD)
   t.equal(await f.raw.hget(k.hist, 'next_index'), '3', 'member 1 came back with a new index')
   t.same((await f.reader.readMemberHistory(GUILD, '1', 5)).value?.data.map((d) => d.rank), [null, 1], 'its history starts again')
+})
+
+/** A member's rank at a closed day's end in its ranks string (3 bytes, big-endian, at its history index). */
+const rankAt = (ranks: Buffer, index: number): number => ranks.readUIntBE(3 * index, 3)
+
+/** A closed day's change records: index (3 bytes), visible XP at the day's start (5; all ones: none), XP gained (5). */
+function changeRecords (changes: Buffer): Array<[index: number, start: number, gained: number]> {
+  const records: Array<[number, number, number]> = []
+  for (let at = 0; at < changes.length; at += 13) records.push([changes.readUIntBE(at, 3), changes.readUIntBE(at + 3, 5), changes.readUIntBE(at + 8, 5)])
+  return records
+}
+const NO_XP = 2 ** 40 - 1
+
+t.test('a closed day\'s ranks and change records: their layout, each member\'s at its history index, and no more memory than their length', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 1000))
+  const N = 3000
+  const xp = (i: number, day: number): number => (i * 7919 + day * 104_729) % 50_000
+  await f.writer.bulkSetMembers(GUILD, Array.from({ length: N }, (_, i) => ({ userId: String(10_000 + i), xp: xp(i, 21) })))
+  f.clock.set(la(22, 1000))
+  const closer = new DayCloser(f.raw, f.keys, { chunk: 250 })
+  t.same(await closer.closeDue(GUILD), ['2026-11-21'])
+  // The 22nd: every third member gains, one is set.
+  const gains = new Map<string, number>()
+  for (let i = 0; i < N; i += 3) gains.set(String(10_000 + i), 1 + (i % 97))
+  await f.writer.awardMany(GUILD, [...gains].map(([userId, gain]) => ({ userId, xp: gain })))
+  await set(f, '10001', 77)
+  f.clock.set(la(23, 1000))
+  t.same(await closer.closeDue(GUILD), ['2026-11-22'])
+
+  const k = f.keys.guild(GUILD)
+  const records = await f.raw.hgetall(k.members)
+  const indexOf = (userId: string): number => Number((records[boardMember(userId)] ?? '').split('\x1f')[1])
+  const board = await f.raw.zrevrange(k.board, 0, -1)
+  const ranks = await f.raw.getBuffer(k.histRanksLatest) ?? Buffer.alloc(0)
+  t.equal(ranks.length, 3 * (N + 1), 'the ranks: 3 bytes for each history index given')
+  const wrongRanks = board.filter((member, i) => rankAt(ranks, indexOf(userIdFromBoardMember(member))) !== i + 1)
+  t.same(wrongRanks, [], 'each member\'s rank at the 22nd\'s end at its index')
+
+  const changes = changeRecords(await f.raw.getBuffer(f.keys.histChanges(GUILD, '2026-11-22')) ?? Buffer.alloc(0))
+  t.equal(changes.length, gains.size + 1, 'a record for each member the 22nd touched')
+  t.same(changes.map(([index]) => index), changes.map(([index]) => index).sort((a, b) => a - b), 'in order of history index')
+  const byIndex = new Map(changes.map(([index, start, gained]) => [index, [start, gained]]))
+  t.same(byIndex.get(indexOf('10001')), [xp(1, 21), 0], 'set: its XP at the day\'s start, no gain')
+  t.same(byIndex.get(indexOf('10003')), [xp(3, 21), 1 + 3], 'an award: its XP at the day\'s start and its gain')
+  t.equal(changeRecords(await f.raw.getBuffer(f.keys.histChanges(GUILD, '2026-11-21')) ?? Buffer.alloc(0)).find(([index]) => index === indexOf('10001'))?.[1], NO_XP,
+    'a member not on the board at the 21st\'s start: all ones')
+
+  // Built a chunk at a time, a string grows by doubling (by 1 MB past 1 MB): what is kept is
+  // allocated to its length, to the allocator's size class (at most a quarter more).
+  for (const key of [k.histRanksLatest, f.keys.histRanks(GUILD, '2026-11-21'), f.keys.histChanges(GUILD, '2026-11-21'), f.keys.histChanges(GUILD, '2026-11-22')]) {
+    const [length, used] = await Promise.all([f.raw.strlen(key), f.raw.memory('USAGE', key, 'SAMPLES', 0)])
+    t.ok(Number(used) <= 1.25 * length + 200, `${key}: ${String(used)} bytes of memory for ${length}`)
+  }
+})
+
+t.test('a closed day as the close before this layout\'s allocation change wrote it (ranks grown by BITFIELD, changes by APPEND) reads as it did', async (t) => {
+  // Written key by key, the way those closes left them: nothing else of the server but its board
+  // and member records (with their history indexes), so the reads see only this layout.
+  const f = await fixture(t, la(23, 1000))
+  const k = f.keys.guild(GUILD)
+  const indexes: Record<string, number> = { 1: 0, 2: 1, 3: 2 }
+  for (const [userId, index] of Object.entries(indexes)) await f.raw.hset(k.members, boardMember(userId), `::user${userId}\x1f${index}\x1f\x1f`)
+  await f.raw.zadd(k.board, 150, boardMember('1'), 200, boardMember('2'), 350, boardMember('3'))
+  const ranksOf = (ranks: Record<string, number>): Array<string | number> =>
+    Object.entries(ranks).flatMap(([userId, rank]) => ['SET', 'u24', `#${String(indexes[userId])}`, rank])
+  await f.raw.call('BITFIELD', f.keys.histRanks(GUILD, '2026-11-21'), ...ranksOf({ 1: 2, 2: 1, 3: 3 }))
+  await f.raw.call('BITFIELD', k.histRanksLatest, ...ranksOf({ 1: 3, 2: 2, 3: 1 }))
+  const change = (index: number, start: number, gained: number): Buffer => {
+    const record = Buffer.alloc(13)
+    record.writeUIntBE(index, 0, 3)
+    record.writeUIntBE(start, 3, 5)
+    record.writeUIntBE(gained, 8, 5)
+    return record
+  }
+  for (const record of [change(0, NO_XP, 100), change(1, NO_XP, 200), change(2, NO_XP, 50)]) await f.raw.append(f.keys.histChanges(GUILD, '2026-11-21'), record)
+  for (const record of [change(0, 100, 50), change(2, 50, 300)]) await f.raw.append(f.keys.histChanges(GUILD, '2026-11-22'), record)
+  await f.raw.hset(k.histStats, '2026-11-21', '3:350:3:350', '2026-11-22', '3:700:2:350')
+  await f.raw.hset(k.hist, 'since', String(la(20, 1000)), 'closed_through', '2026-11-22', 'closed_from', '2026-11-21', 'latest_day', '2026-11-22', 'next_index', '3')
+
+  const history = async (userId: string) => (await f.reader.readMemberHistory(GUILD, userId, 30)).value?.data
+  t.same(await history('1'), [{ date: '2026-11-21', xp: 100, xp_gained: 100, rank: 2 }, { date: '2026-11-22', xp: 150, xp_gained: 50, rank: 3 }])
+  t.same(await history('2'), [{ date: '2026-11-21', xp: 200, xp_gained: 200, rank: 1 }, { date: '2026-11-22', xp: 200, xp_gained: 0, rank: 2 }])
+  t.same(await history('3'), [{ date: '2026-11-21', xp: 50, xp_gained: 50, rank: 3 }, { date: '2026-11-22', xp: 350, xp_gained: 300, rank: 1 }])
+  t.same((await f.reader.readStatsHistory(GUILD, 30)).value.data, [
+    { date: '2026-11-21', total_members: 3, total_xp: 350, active_members: 3, xp_gained: 350 },
+    { date: '2026-11-22', total_members: 3, total_xp: 700, active_members: 2, xp_gained: 350 }
+  ])
+  // The next close goes on from it: the 23rd's ranks become the latest, the 22nd's keep their day's name.
+  await award(f, '1', 1000) // 1150
+  f.clock.set(la(24, 1000))
+  t.same(await new DayCloser(f.raw, f.keys).closeDue(GUILD), ['2026-11-23'])
+  t.same((await history('1'))?.map((d) => [d.date, d.xp, d.rank]), [['2026-11-21', 100, 2], ['2026-11-22', 150, 3], ['2026-11-23', 1150, 1]])
+  t.same((await history('3'))?.map((d) => [d.date, d.xp, d.rank]), [['2026-11-21', 50, 3], ['2026-11-22', 350, 1], ['2026-11-23', 350, 2]])
 })

@@ -18,7 +18,7 @@ import type { GuildSettings } from '../settings/settings.js'
 import { parseSettings } from '../settings/settings.js'
 
 export interface DayCloseOptions {
-  /** Members (or fields) per script call (default 1000). */
+  /** Members (or fields) per script call (default 250). */
   chunk?: number
   /** The lease's length, renewed by every step (default 30 s). */
   leaseMs?: number
@@ -80,7 +80,7 @@ export class DayCloser {
   constructor (redis: RedisClient, keys: KeyBuilder, options: DayCloseOptions = {}) {
     this.#redis = redis
     this.#keys = keys
-    this.#chunk = options.chunk ?? 1000
+    this.#chunk = options.chunk ?? 250
     this.#leaseMs = options.leaseMs ?? 30_000
   }
 
@@ -137,15 +137,25 @@ export class DayCloser {
     const todayStart = keys.dayStart(guildId, today.label)
     const count = this.#chunk
 
-    /** Runs a step over its chunks (a cursor, or a position moving by what each call read) until it says it is done. */
-    const scan = async (step: 'closeDayStarts' | 'closeDayBoard', input: Record<string, string>): Promise<boolean> => {
+    /** A day-start hash into the snapshot, a chunk at a time (HSCAN's cursor). */
+    const scan = async (dayStart: string): Promise<boolean> => {
       let cursor = '0'
       do {
-        const [status, next = '0'] = await scripts.closeDayStep(redis, step, { ...lease, ...input, snapshot: k.histSnapshot, cursor, count } as never)
+        const [status, next = '0'] = await scripts.closeDayStep(redis, 'closeDayStarts', { ...lease, dayStart, snapshot: k.histSnapshot, cursor, count })
         if (status !== CloseDayStatus.done) return false
         cursor = String(next)
       } while (cursor !== '0')
       return true
+    }
+    /** The board in rank order, each chunk from the last member of the one before (close-day-board-4.lua). */
+    const readBoard = async (): Promise<boolean> => {
+      let [anchor, anchorScore] = ['', '']
+      for (;;) {
+        const [status, member, score] = await scripts.closeDayStep(redis, 'closeDayBoard', { ...lease, board: k.board, dayStart: todayStart, snapshot: k.histSnapshot, anchor, anchorScore, count })
+        if (status !== CloseDayStatus.done) return false
+        if (member === undefined) return true
+        ;[anchor, anchorScore] = [String(member), String(score)]
+      }
     }
     const walk = async (step: 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges', input: Record<string, string>,
       each: (reply: Array<string | number>) => void): Promise<boolean> => {
@@ -159,9 +169,9 @@ export class DayCloser {
 
     // The snapshot: later days' values, oldest first, then the board, then today's again (members
     // changed while the board was read, and gone from it since).
-    for (const d of later) if (!await scan('closeDayStarts', { dayStart: keys.dayStart(guildId, d) })) return 'busy'
-    if (!await scan('closeDayBoard', { board: k.board, dayStart: todayStart })) return 'busy'
-    if (!await scan('closeDayStarts', { dayStart: todayStart })) return 'busy'
+    for (const d of later) if (!await scan(keys.dayStart(guildId, d))) return 'busy'
+    if (!await readBoard()) return 'busy'
+    if (!await scan(todayStart)) return 'busy'
     for (;;) {
       const [status, left = 0] = await scripts.closeDayStep(redis, 'closeDayTrim', { ...lease, snapshot: k.histSnapshot, count })
       if (status !== CloseDayStatus.done) return 'busy'

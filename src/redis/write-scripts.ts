@@ -59,7 +59,7 @@ export const WRITE_SCRIPTS = {
   },
   closeDayBoard: {
     keys: ['lease', 'board', 'dayStart', 'snapshot'],
-    argv: ['token', 'leaseMs', 'cursor', 'count']
+    argv: ['token', 'leaseMs', 'anchor', 'anchorScore', 'count']
   },
   closeDayTrim: {
     keys: ['lease', 'snapshot'],

@@ -1,7 +1,9 @@
 --[[
   Close, the day's changes: a chunk of the touched members in order of history index, each
-  appended as a change record (includes/history.lua: index, visible XP at the day's start, XP
-  gained), so that a member's record is found by binary search.
+  written as a change record (includes/history.lua: index, visible XP at the day's start, XP
+  gained) at its position in `order`, so that a member's record is found by binary search. The
+  first chunk sizes the string to every record at once: grown a chunk at a time, Redis would
+  keep up to as much again spare (it grows a string by doubling it, and by 1 MB past 1 MB).
 
   KEYS[1] lease       STRING the closing lease
   KEYS[2] order       ZSET the touched members by history index
@@ -20,12 +22,7 @@
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first = tonumber(ARGV[3])
-local flat = redis.call('ZRANGE', KEYS[2], first, first + tonumber(ARGV[4]) - 1, 'WITHSCORES')
-local members, m = {}, 0
-for i = 1, #flat, 2 do
-  m = m + 1
-  members[m] = flat[i]
-end
+local flat, members, m = chunk_at(KEYS[2], first, tonumber(ARGV[4]))
 if m == 0 then return { CLOSE_DONE, 0 } end
 local starts = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
 local gains = redis.call('ZMSCORE', KEYS[3], unpack(members, 1, m))
@@ -35,5 +32,6 @@ for i = 1, m do
   local start_xp = (start and start ~= '-') and tonumber(start) or NO_XP
   packed[i] = pack_change(tonumber(flat[2 * i]), start_xp, tonumber(gains[i] or '0'))
 end
-redis.call('APPEND', KEYS[5], table.concat(packed))
+if first == 0 then redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * redis.call('ZCARD', KEYS[2]) - 1, '\0') end
+redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * first, table.concat(packed))
 return { CLOSE_DONE, m }

@@ -42,7 +42,10 @@ redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
 if redis.call('EXISTS', KEYS[4]) == 1 then
   if ARGV[3] ~= '' then redis.call('RENAME', KEYS[4], KEYS[5]) else redis.call('UNLINK', KEYS[4]) end
 end
-if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('RENAME', KEYS[6], KEYS[4]) end
+-- Copied rather than renamed: the ranks were written a chunk at a time at random offsets, and
+-- Redis grew the string by doubling it (by 1 MB past 1 MB), so it holds up to as much again
+-- spare; a copy is allocated to its length.
+if redis.call('COPY', KEYS[6], KEYS[4], 'REPLACE') == 1 then redis.call('UNLINK', KEYS[6]) end
 redis.call('HSET', KEYS[2], 'closed_through', ARGV[2])
 local from = redis.call('HGET', KEYS[2], 'closed_from')
 if ARGV[6] ~= '1' or not from then from = ARGV[2] end

@@ -23,12 +23,7 @@
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first = tonumber(ARGV[3])
-local flat = redis.call('ZREVRANGE', KEYS[3], first, first + tonumber(ARGV[4]) - 1, 'WITHSCORES')
-local members, m = {}, 0
-for i = 1, #flat, 2 do
-  m = m + 1
-  members[m] = flat[i]
-end
+local flat, members, m = chunk_at(KEYS[3], first, tonumber(ARGV[4]), true)
 if m == 0 then return { CLOSE_DONE, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
 local unrecorded, u = {}, 0
@@ -58,18 +53,18 @@ for i = 1, m do
   if xp > 0 then with_xp = with_xp + 1 end
   local record = records[i]
   if record then
-    local index = record_index(record)
-    if not index then
+    local index = record_index_digits(record)
+    if index == '' then
       next_index = next_index or tonumber(redis.call('HGET', KEYS[2], 'next_index') or '0')
-      index = next_index
+      index = int(next_index)
       next_index = next_index + 1
       fresh[f + 1] = members[i]
-      fresh[f + 2] = with_index(record, index)
+      fresh[f + 2] = with_index(record, tonumber(index))
       f = f + 2
     end
     bitfield[b + 1] = 'SET'
     bitfield[b + 2] = 'u24'
-    bitfield[b + 3] = '#' .. int(index)
+    bitfield[b + 3] = '#' .. index
     bitfield[b + 4] = first + i
     b = b + 4
   end

@@ -20,13 +20,7 @@
 --- @include "history"
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
-local first = tonumber(ARGV[3])
-local flat = redis.call('ZRANGE', KEYS[2], first, first + tonumber(ARGV[4]) - 1, 'WITHSCORES')
-local members, m = {}, 0
-for i = 1, #flat, 2 do
-  m = m + 1
-  members[m] = flat[i]
-end
+local flat, members, m = chunk_at(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
 if m == 0 then return { CLOSE_DONE, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[3], unpack(members, 1, m))
 local visible = redis.call('ZMSCORE', KEYS[4], unpack(members, 1, m))
