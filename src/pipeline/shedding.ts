@@ -102,11 +102,19 @@ export default fp(async function sheddingPlugin (fastify: FastifyInstance) {
   let inFlight = 0
   /** Whether the start is over: the instance listens, or (never listening: inject) got its first request. */
   let serving = false
-  let startServing = (): void => { serving = true }
+  /** The event loop's figures and the sampling timer, while sampling is on. */
+  let loop: LoopWindow | undefined
+  let timer: NodeJS.Timeout | undefined
+  // The start ends here: what the loop did before (the demo's seeding comes between ready and
+  // listen) is not the traffic's.
+  const startServing = (): void => {
+    serving = true
+    loop?.restart()
+    timer?.refresh()
+    sampled = null
+  }
 
   if (maxEventLoopDelayMs > 0 || maxHeapUsedBytes > 0) {
-    let loop: LoopWindow | undefined
-    let timer: NodeJS.Timeout | undefined
     const sample = (): void => {
       if (!serving) return
       const was = sampled
@@ -125,18 +133,10 @@ export default fp(async function sheddingPlugin (fastify: FastifyInstance) {
       timer = setInterval(sample, SAMPLE_MS).unref()
       done()
     })
-    // The start ends here: what the loop did before (the demo's seeding comes between ready and
-    // listen) is not the traffic's.
     fastify.addHook('onListen', (done) => {
       startServing()
       done()
     })
-    startServing = () => {
-      serving = true
-      loop?.restart()
-      timer?.refresh()
-      sampled = null
-    }
     fastify.addHook('onClose', (_instance, done) => {
       clearInterval(timer)
       loop?.stop()
