@@ -166,6 +166,9 @@ export function plainIntegers (names: string[]) {
  */
 export const KNOWN_LISTS_MAX = 256
 
+/** A query check that also tells how many lists it keeps (for its bound's test). */
+type IdsCheck = ((request: FastifyRequest) => InvalidParameterError | null) & { readonly knownLists: number }
+
 /**
  * A check of the raw query for a list of ids in one parameter (`ids=1,2,3`): 1 to `max`
  * distinct snowflakes separated by commas, or a refusal that names the parameter, its bounds
@@ -177,7 +180,7 @@ export const KNOWN_LISTS_MAX = 256
  * pays a lookup instead of a split, a match per id and a set (docs/benchmarks.md). The oldest
  * goes first past KNOWN_LISTS_MAX.
  */
-export function distinctIds (name: string, max: number): ((request: FastifyRequest) => InvalidParameterError | null) & { readonly knownLists: number } {
+export function distinctIds (name: string, max: number): IdsCheck {
   const bounds = `${name} must be 1 to ${max} distinct decimal ids (1 to 20 digits without a leading zero) separated by commas`
   const known = new Set<string>()
   const check = function (request: FastifyRequest): InvalidParameterError | null {
@@ -198,7 +201,7 @@ export function distinctIds (name: string, max: number): ((request: FastifyReque
     known.add(value)
     return null
   }
-  return Object.defineProperty(check, 'knownLists', { get: () => known.size }) as typeof check & { readonly knownLists: number }
+  return Object.defineProperty(check, 'knownLists', { get: () => known.size }) as IdsCheck
 }
 
 /** A check of the raw query that refuses two parameters given together (`season` and `period`): `why` says why. */
