@@ -2,7 +2,8 @@
 // back to Node (it held some 10 KB per stream), the response says `Connection: close`, and the
 // connection is still read to its end: a client that closes or half-closes it ends the stream,
 // bytes it sends after its request are not answered and leave the stream as it was, and a
-// stream the service ends closes its connection. Clients are raw TCP sockets, so the test sees
+// stream the service ends closes its connection; an HTTP/1.0 client (no chunked encoding) gets
+// the same. Clients are raw TCP sockets, so the test sees
 // each byte and the connection's end.
 import t, { type Test } from 'tap'
 import { connect, type Socket } from 'node:net'
@@ -153,4 +154,23 @@ t.test('bytes a client sends after its stream\'s request are not answered; the s
   t.match(client.received, /event: error\ndata: \{"statusCode":404/, 'the error event came')
   t.match(client.received, /\r\n0\r\n\r\n$/, 'the chunked body ended before the connection did')
   t.equal(client.count('HTTP/1.1'), 1, 'and nothing answered the bytes sent after the request')
+})
+
+t.test('an HTTP/1.0 client gets its stream too (no chunked encoding: the body ends with the connection), without a parser once open', async (t) => {
+  const f = await serve(t)
+  const client = await RawClient.connect(t, f.port)
+  client.socket.write(`GET /api/v1/servers/${GUILD}/members/2/stream HTTP/1.0\r\naccept: text/event-stream\r\nx-api-key: ${f.key}\r\n\r\n`)
+  await client.until(() => client.count('event: member') === 1, 'first event')
+  t.match(client.received, /^HTTP\/1\.1 200 OK\r\n/, 'the stream is open')
+  t.notMatch(client.received, /transfer-encoding/i, 'no chunked encoding, which an HTTP/1.0 client cannot read')
+  const socket = await acceptedSocket(f, 0) as Socket & { parser?: unknown }
+  t.equal(socket.parser, null, "the connection's parser is given back")
+
+  await f.writer.awardXp({ guildId: GUILD, userId: '2', xp: 1000 })
+  await client.until(() => client.count('event: member') === 2, 'the change')
+  t.match(client.received, /event: member\nid: [^\n]*\ndata: \{[^\n]*"xp":1200/, 'the change, as plain event-stream bytes')
+
+  await f.writer.removeMember({ guildId: GUILD, userId: '2' })
+  await client.until(() => client.ended, 'end of the connection after the error event')
+  t.match(client.received, /event: error\ndata: \{"statusCode":404[^\n]*\n\n$/, 'the error event is the last bytes before the end')
 })
