@@ -3,8 +3,7 @@
 // connection is still read to its end: a client that closes or half-closes it ends the stream,
 // bytes it sends after its request are not answered and leave the stream as it was, and a
 // stream the service ends closes its connection; an HTTP/1.0 client (no chunked encoding) gets
-// the same. Clients are raw TCP sockets, so the test sees
-// each byte and the connection's end.
+// the same. Clients are raw TCP sockets, so the test sees each byte and the connection's end.
 import t, { type Test } from 'tap'
 import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
