@@ -10,6 +10,7 @@ import { KeyBuilder } from '../redis/keys.js'
 import { redisUnavailability, UNREACHABLE_RETRY_AFTER_SECONDS } from '../redis/errors.js'
 import { RedisHealth } from '../redis/health.js'
 import { RedisClock } from '../redis/clock.js'
+import { FUNCTIONS_REFUSED } from '../redis/functions.js'
 
 const STARTUP_WAIT_MS = 5000
 
@@ -44,6 +45,10 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
     health.failed(redisUnavailability(err) ?? { reason: 'unreachable', retryAfterSeconds: UNREACHABLE_RETRY_AFTER_SECONDS }, { request: false })
   })
   redis.on('ready', () => { health.recheck() })
+  // Once per process (src/redis/functions.ts): correct, at the EVALSHA path's cost.
+  redis.once(FUNCTIONS_REFUSED, (reason: string) => {
+    fastify.log.warn({ reason }, 'Redis refused FCALL or FUNCTION LOAD: the award scripts go by EVALSHA from now on')
+  })
   fastify.addHook('onClose', async () => {
     health.close()
     redis.disconnect()

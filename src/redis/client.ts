@@ -5,6 +5,7 @@ import { Cluster, Redis } from 'ioredis'
 import type { Result } from 'ioredis'
 import { defineCommands } from './scripts.js'
 import { followRedirections } from './redirects.js'
+import { defineFunctions } from './functions.js'
 
 export type RedisClient = Redis | Cluster
 
@@ -51,6 +52,7 @@ export function createRedis (options: RedisConnectionOptions): RedisClient {
   }
   followRedirections(client)
   defineCommands(client)
+  defineFunctions(client)
   return client
 }
 

@@ -25,6 +25,10 @@
 // ioredis's public `sendCommand` and `Command#reject`: no other client in the process changes.
 // Commands of a transaction (MULTI … EXEC) are left alone: one of them sent again alone would
 // run outside it.
+//
+// A command may also know how to recover from a reply of its own (a `recover` method, as
+// ./functions.ts's FCALL has: "function not found" loads the library on the node that answered,
+// a refusal turns it into EVAL): it is sent again, the same way, once that is done.
 import type { Cluster, Command, Redis } from 'ioredis'
 
 /** Replies that mean "not run here: send it again" (see the top of this file). */
@@ -38,7 +42,11 @@ const MAX_RESENDS = 5
 /** The command's own reject, kept on it: one function per client, none made per command. */
 const REJECT = Symbol('reject')
 
-type TrackedCommand = Command & { [REJECT]?: (err: Error) => void }
+type TrackedCommand = Command & {
+  [REJECT]?: (err: Error) => void
+  /** Makes the command ready to be sent again after `err`, or undefined when `err` is not its to handle. */
+  recover?: (err: Error, client: Redis | Cluster) => Promise<void> | undefined
+}
 type SendCommand = (command: Command, stream?: unknown, node?: unknown) => unknown
 
 const following = new WeakSet<object>()
@@ -50,6 +58,8 @@ export function followRedirections (client: Redis | Cluster): void {
   const target = client as unknown as { sendCommand: SendCommand }
   const send: SendCommand = target.sendCommand.bind(client)
   const resends = new WeakMap<Command, number>()
+  /** Commands whose caller has its error. */
+  const given = new WeakSet<Command>()
 
   // Called as the command's reject (ioredis calls it as a method of the command).
   function onError (this: TrackedCommand, err: Error): void {
@@ -59,7 +69,19 @@ export function followRedirections (client: Redis | Cluster): void {
       send(this) // alone: ioredis picks the node by the slot and follows what comes next
       return
     }
-    (this[REJECT] as (err: Error) => void).call(this, err)
+    const recovery = sent < MAX_RESENDS ? this.recover?.(err, client) : undefined
+    if (recovery !== undefined) {
+      resends.set(this, sent + 1)
+      // Not sent again once its caller has its answer (the command timed out meanwhile).
+      recovery.then(() => { if (!given.has(this)) send(this) }, (failed: Error) => { giveUp(this, failed) })
+      return
+    }
+    giveUp(this, err)
+  }
+
+  function giveUp (command: TrackedCommand, err: Error): void {
+    given.add(command);
+    (command[REJECT] as (err: Error) => void).call(command, err)
   }
 
   target.sendCommand = function sendCommand (command: TrackedCommand, stream?: unknown, node?: unknown) {

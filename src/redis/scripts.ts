@@ -33,7 +33,7 @@ function resolveIncludes (dir: string, source: string, seen: Set<string>): strin
 const FUNCTION_HEADER = /^local function ([A-Za-z_][A-Za-z0-9_]*)\s*\(/
 
 /** The lines [from, to] of each top-level `local function` whose extent is certain (the code's style). */
-function topLevelFunctions (lines: string[]): Array<{ name: string, from: number, to: number }> {
+export function topLevelFunctions (lines: string[]): Array<{ name: string, from: number, to: number }> {
   const found: Array<{ name: string, from: number, to: number }> = []
   for (let i = 0; i < lines.length; i++) {
     const name = FUNCTION_HEADER.exec(lines[i] as string)?.[1]
@@ -74,6 +74,46 @@ export function withoutUnusedFunctions (lua: string): string {
     if (drop.size === 0) return lines.join('\n')
     lines = lines.filter((_, i) => !drop.has(i))
   }
+}
+
+/** Whether each line holds code: not blank, not a comment, not inside a `--[[ … ]]` block (the header). */
+function codeLines (lines: string[]): boolean[] {
+  let inBlock = false
+  return lines.map((line) => {
+    if (inBlock) {
+      inBlock = !line.includes(']]')
+      return false
+    }
+    if (/^\s*--\[\[/.test(line)) {
+      inBlock = !line.includes(']]')
+      return false
+    }
+    return line.trim() !== '' && !/^\s*--/.test(line)
+  })
+}
+
+/** The line that parts a script's includes from its own code while withoutUnusedFunctions reads them as one. */
+const BODY_MARK = '-- (the script\'s own code)'
+
+/**
+ * A script file in two parts: `prelude`, what its includes define (functions and constants,
+ * with the functions it never names left out, as in its `lua`), and `body`, the file's own
+ * code and header, which reads KEYS and ARGV. ./functions.ts runs the prelude once and the body
+ * per call. Refused (an error naming the file) when an `--- @include` line follows code: what
+ * the include defines would then not come first.
+ */
+export function scriptParts (file: string, dir = COMMANDS_DIR): { prelude: string, body: string } {
+  const lines = readFileSync(join(dir, file), 'utf8').split('\n')
+  const includes = lines.filter((line) => INCLUDE.test(line))
+  const isCode = codeLines(lines)
+  const firstCode = lines.findIndex((line, i) => isCode[i] === true && !INCLUDE.test(line))
+  if (firstCode !== -1 && lines.slice(firstCode).some((line) => INCLUDE.test(line))) {
+    throw new Error(`Lua script ${file}: an --- @include line follows code; put the includes first`)
+  }
+  const whole = withoutUnusedFunctions([resolveIncludes(dir, includes.join('\n'), new Set()), BODY_MARK,
+    ...lines.filter((line) => !INCLUDE.test(line))].join('\n'))
+  const at = whole.indexOf(`\n${BODY_MARK}\n`)
+  return { prelude: whole.slice(0, at), body: whole.slice(at + BODY_MARK.length + 2) }
 }
 
 /** `source` with its `--- @include` lines replaced by the includes of ./commands/includes (tests run an include's function this way). */
