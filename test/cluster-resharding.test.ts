@@ -2,8 +2,10 @@
 // over the write API and with the library, moves to another master (CLUSTER SETSLOT …
 // IMPORTING / MIGRATING, MIGRATE of its keys in batches, then SETSLOT … NODE everywhere). Redis
 // answers ASK, TRYAGAIN, then MOVED and NOSCRIPT meanwhile; the service follows the redirections
-// (src/redis/redirects.ts), never answers a 500, and applies each write once. Then the new owner is killed and its replica takes
-// over (a failover): 503s while no node serves the slot, never a 500, and the same answers after.
+// (src/redis/redirects.ts), never answers a 500, and applies each write once; the award
+// functions' library is loaded on the new owner (src/redis/functions.ts). Then the new owner is killed and its replica takes
+// over (a failover): 503s while no node serves the slot, never a 500, and the same answers after;
+// and writers through a failover to a replica without the library.
 import t, { type Test } from 'tap'
 import { spawnSync } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -12,6 +14,7 @@ import { RedisCluster } from './helpers/redis-server.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { buildTestAdmin } from './helpers/admin.js'
 import { awardLoad, xpOnBoard } from './helpers/award-load.js'
+import { library } from '../src/redis/functions.js'
 
 // 3 masters and 3 replicas; a master unreachable for a second is replaced by its replica.
 const cluster = await RedisCluster.start(3, { replicas: 1, nodeTimeoutMs: 1000 })
@@ -21,6 +24,9 @@ const GUILD = '1500000000000000001'
 const API = `/api/v1/servers/${GUILD}`
 
 interface Node { id: string, port: number, client: Redis }
+
+/** Masters a failover test stopped. */
+const killed = new Set<Node>()
 
 const nodes: Node[] = cluster.nodes.map((n) => {
   const client = new Redis(n.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
@@ -125,7 +131,7 @@ t.test("writers while the server's slot and then the token's slot migrate: no 50
   const redirected = async (): Promise<number> => {
     let sum = 0
     for (const n of await masters()) {
-      for (const m of (await n.client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha|set|get|hmget):.*rejected_calls=(\d+)/gm)) sum += Number(m[1])
+      for (const m of (await n.client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha|fcall|set|get|hmget):.*rejected_calls=(\d+)/gm)) sum += Number(m[1])
     }
     return sum
   }
@@ -141,6 +147,8 @@ t.test("writers while the server's slot and then the token's slot migrate: no 50
   t.ok(acknowledged > 0, `${acknowledged} XP acknowledged`)
   t.equal(await xpOnBoard(redis, keys, GUILD), acknowledged, 'the XP on the board is the sum of the acknowledged gains: nothing lost, nothing applied twice')
   t.equal(Number(await redis.hget(keys.guild(GUILD).stats, 'xp_total')), acknowledged, 'and so is the server\'s total')
+  const owner = await ownerOf(await nodes[0]!.client.cluster('KEYSLOT', keys.guild(GUILD).board) as number)
+  t.ok((await librariesOn(owner)).includes(library().name), 'the award functions\' library was loaded on the slot\'s new owner')
 })
 
 t.test('pollers while the master serving the server is killed and its replica takes over: no 500, the same answers after', async (t) => {
@@ -159,6 +167,7 @@ t.test('pollers while the master serving the server is killed and its replica ta
   const polling = poll(app, key, urls)
   await new Promise((resolve) => setTimeout(resolve, 200)) // pollers are served by the master
   await cluster.nodes.find((n) => n.port === master.port)!.stop()
+  killed.add(master)
   const live = nodes.filter((n) => n !== master)
   for (let i = 0; (await ownerOf(slot, live)).port !== replica.port; i++) {
     if (i > 300) throw new Error('the replica did not take over')
@@ -176,6 +185,54 @@ t.test('pollers while the master serving the server is killed and its replica ta
   t.ok((polling.statuses.get(200) ?? 0) >= servedBefore + 200, 'the replica, promoted, serves the pollers')
   t.same(await read(), before, 'after the failover, every read answers as before')
 })
+
+t.test('writers while the master serving their server is killed and its replica, without the library, takes over: no 500, each acknowledged award applied once', async (t) => {
+  const { admin, writer, keys, tokens, redis } = await buildTestAdmin(t, cluster.url, { redisCluster: true, redisCommandTimeoutMs: 500 })
+  const live = nodes.filter((n) => !killed.has(n))
+  // A server whose master still has a live replica (the test above killed one master).
+  let guildId = ''
+  let master: Node | undefined
+  let replica: Node | undefined
+  for (let i = 2; replica === undefined; i++) {
+    if (i > 200) throw new Error('no master with a live replica')
+    guildId = `15000000000000000${String(i).padStart(2, '0')}`
+    master = await ownerOf(await live[0]!.client.cluster('KEYSLOT', keys.guild(guildId).board) as number, live)
+    replica = live.find((n) => n.id === replicaIdOf(master as Node))
+  }
+  await writer.awardXp({ guildId, userId: '1', xp: 1 }) // the library loaded on the master, and replicated
+  for (let i = 0; await offsetOf(replica, 'slave_repl_offset') < await offsetOf(master as Node, 'master_repl_offset'); i++) {
+    if (i > 200) throw new Error('the replica did not catch up')
+    await sleep(25)
+  }
+  // The replica without it, as one whose master loaded it after the last write it got, or restored from an older RDB.
+  await replica.client.config('SET', 'replica-read-only', 'no')
+  await replica.client.call('FUNCTION', 'FLUSH')
+  await replica.client.config('SET', 'replica-read-only', 'yes')
+  t.same(await librariesOn(replica), [])
+
+  const bot = await tokens.create({ name: 'bot', servers: '*', scopes: ['write'] })
+  const load = awardLoad({ admin, token: bot.token, writer, guildId })
+  await sleep(200) // writes under way before the failover
+  await cluster.nodes.find((n) => n.port === master!.port)!.stop()
+  killed.add(master as Node)
+  const survivors = live.filter((n) => n !== master)
+  for (let i = 0; (await ownerOf(await survivors[0]!.client.cluster('KEYSLOT', keys.guild(guildId).board) as number, survivors)).port !== replica.port; i++) {
+    if (i > 300) throw new Error('the replica did not take over')
+    await sleep(50)
+  }
+  await sleep(1000) // writes served by the promoted replica
+  const { acknowledged, failures, counted } = await load.stop()
+
+  t.same(failures.slice(0, 3), [], `no 500 and no error but "not now" from the library, in ${counted}`)
+  t.ok((await librariesOn(replica)).includes(library().name), 'the promoted replica got the library on the first award that met "not found"')
+  t.equal(await xpOnBoard(redis, keys, guildId), acknowledged + 1, 'the XP on the board is the sum of the acknowledged gains: nothing lost, nothing applied twice')
+})
+
+/** The libraries loaded on a node, by name. */
+async function librariesOn (node: Node): Promise<string[]> {
+  const list = await node.client.call('FUNCTION', 'LIST') as unknown[][]
+  return list.map((entry) => entry[entry.indexOf('library_name') + 1] as string)
+}
 
 function replicaIdOf (master: Node): string {
   const lines = spawnSync('redis-cli', ['-p', String(master.port), 'cluster', 'nodes'], { encoding: 'utf8' }).stdout.split('\n')

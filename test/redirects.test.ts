@@ -1,5 +1,6 @@
-// "Not run here, send it again" (src/redis/redirects.ts) on a single Redis: `SCRIPT FLUSH` while
-// bots write over the write API and with the library answers no 500 and applies each write once;
+// "Not run here, send it again" (src/redis/redirects.ts) on a single Redis: `SCRIPT FLUSH` and
+// `FUNCTION FLUSH` (the award scripts are functions: src/redis/functions.ts) while bots write over
+// the write API and with the library answers no 500 and applies each write once;
 // what ioredis hands back once it gives up on a resharding is "not now" (503, resent by the
 // writer), not a 500. The resharding itself is test/cluster-resharding.test.ts.
 import t from 'tap'
@@ -12,27 +13,29 @@ import { redisUnavailability } from '../src/redis/errors.js'
 
 const GUILD = '1510000000000000001'
 
-t.test('SCRIPT FLUSH again and again while bots write: no 500, each acknowledged award applied once', async (t) => {
+t.test('SCRIPT FLUSH and FUNCTION FLUSH again and again while bots write: no 500, each acknowledged award applied once', async (t) => {
   const server = await RedisServer.start()
   t.teardown(async () => { await server.close() })
   const { admin, writer, keys, tokens, redis } = await buildTestAdmin(t, server.url, { redisCommandTimeoutMs: 500 })
   const operator = new Redis(server.url)
   t.teardown(() => { operator.disconnect() })
   const bot = await tokens.create({ name: 'bot', servers: '*', scopes: ['write'] })
-  const noScript = async (): Promise<number> => Number(/^errorstat_NOSCRIPT:count=(\d+)/m.exec(await operator.info('errorstats'))?.[1] ?? 0)
+  const libraryLoads = async (): Promise<number> => Number(/^cmdstat_function\|load:calls=(\d+)/m.exec(await operator.info('commandstats'))?.[1] ?? 0)
 
   const load = awardLoad({ admin, token: bot.token, writer, guildId: GUILD })
-  // Flushes back to back for a second: some land between a script's EVAL and the EVALSHAs sent after it.
+  // Flushes back to back for a second: some land between a script's EVAL and the EVALSHAs sent
+  // after it, or between a library's load and the FCALLs sent again after it.
   await sleep(100)
   for (const until = Date.now() + 1000; Date.now() < until;) {
     await operator.script('FLUSH')
+    await operator.call('FUNCTION', 'FLUSH')
     await sleep(1)
   }
   await sleep(100)
   const { acknowledged, failures, counted } = await load.stop()
 
   t.same(failures.slice(0, 3), [], `no 500 and no error from the library, in ${counted}`)
-  t.ok(await noScript() > 0, `the writers met the flushes: Redis answered NOSCRIPT ${await noScript()} times`)
+  t.ok(await libraryLoads() > 1, `the writers met the flushes: the award functions' library was loaded ${await libraryLoads()} times`)
   t.ok(acknowledged > 0, `${acknowledged} XP acknowledged`)
   t.equal(await xpOnBoard(redis, keys, GUILD), acknowledged, 'the XP on the board is the sum of the acknowledged gains: nothing lost, nothing applied twice')
   t.equal(Number(await redis.hget(keys.guild(GUILD).stats, 'xp_total')), acknowledged, "and so is the server's total")

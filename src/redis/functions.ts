@@ -78,9 +78,9 @@ export function checkPrelude (file: string, prelude: string): void {
   }
 }
 
-/** The library of FUNCTION_SCRIPTS among `definitions` (each script's includes run once, its own code per call). */
-export function buildLibrary (definitions: readonly ScriptDefinition[], dir?: string): ScriptLibrary {
-  const chosen = definitions.filter(({ name }) => FUNCTION_SCRIPTS.includes(name))
+/** The library of the scripts `names` (FUNCTION_SCRIPTS) among `definitions`: each script's includes run once, its own code per call. */
+export function buildLibrary (definitions: readonly ScriptDefinition[], dir?: string, names: readonly string[] = FUNCTION_SCRIPTS): ScriptLibrary {
+  const chosen = definitions.filter(({ name }) => names.includes(name))
   const parts = chosen.map(({ file, name, numberOfKeys }) => {
     if (numberOfKeys === undefined) throw new Error(`Lua script ${file}: a function's number of keys must be fixed`)
     const { prelude, body } = scriptParts(file, dir)

@@ -41,9 +41,12 @@ const REDIRECTION = /^(?:ASK|MOVED|TRYAGAIN|NOSCRIPT) /
 const MAX_RESENDS = 5
 /** The command's own reject, kept on it: one function per client, none made per command. */
 const REJECT = Symbol('reject')
+/** The promise that reject settles: a cluster's pipeline sending a command again makes it a new one (Command#initPromise). */
+const PROMISE = Symbol('promise')
 
 type TrackedCommand = Command & {
   [REJECT]?: (err: Error) => void
+  [PROMISE]?: Promise<unknown>
   /** Makes the command ready to be sent again after `err`, or undefined when `err` is not its to handle. */
   recover?: (err: Error, client: Redis | Cluster) => Promise<void> | undefined
 }
@@ -85,8 +88,12 @@ export function followRedirections (client: Redis | Cluster): void {
   }
 
   target.sendCommand = function sendCommand (command: TrackedCommand, stream?: unknown, node?: unknown) {
-    if (command[REJECT] === undefined && !command.inTransaction && command.name !== 'multi' && command.name !== 'exec') {
+    // Once per promise: a cluster's pipeline that sends its commands again after a common error
+    // ("Connection is closed" in a failover) gives each a new promise and reject, which would
+    // otherwise hand a later redirection, or "function not found", straight to the caller.
+    if (command[PROMISE] !== command.promise && !command.inTransaction && command.name !== 'multi' && command.name !== 'exec') {
       command[REJECT] = command.reject
+      command[PROMISE] = command.promise
       command.reject = onError
     }
     return send(command, stream, node)
