@@ -62,12 +62,14 @@ t.test("V8 allocates a command's reject closure young once the fix is in (and ol
     const young = new Function('x', 'return %InYoungGeneration(x)')
     const { Command, Redis } = await import('ioredis')
     const { installIoredisGcFix, fixScriptCommand } = await import(${JSON.stringify(`${ROOT}src/redis/ioredis-gc-fix.ts`)})
+    const { FunctionCommand } = await import(${JSON.stringify(`${ROOT}src/redis/functions.ts`)})
     const redis = new Redis({ lazyConnect: true })
     redis.defineCommand('probe', { numberOfKeys: 0, lua: 'return 1' })
     const scriptCommand = () => { const c = new redis.scriptsSet.probe.Command('evalsha', [redis.scriptsSet.probe.sha, 0]); c.toWritable({}); return young(c.reject) }
     const probe = () => ({
       command: young(new Command('get', ['k']).reject),
       script: scriptCommand(),
+      functionCall: (() => { const c = new FunctionCommand('fcall', ['probe_0', 0]); c.toWritable({}); return young(c.reject) })(),
       ownGetter: Object.getOwnPropertyDescriptor(redis.pipeline(), 'length') !== undefined
     })
     const before = probe()
@@ -75,9 +77,9 @@ t.test("V8 allocates a command's reject closure young once the fix is in (and ol
     fixScriptCommand(redis.scriptsSet.probe)
     console.log(JSON.stringify({ before, after: probe() }))
     redis.disconnect()`
-  const { before, after } = await runChild(t, script, ['--allow-natives-syntax']) as Record<'before' | 'after', { command: boolean, script: boolean, ownGetter: boolean }>
-  t.same(before, { command: false, script: false, ownGetter: true }, 'as ioredis ships: the closures are old, each pipeline has its getter')
-  t.same(after, { command: true, script: true, ownGetter: false }, 'with the fix: young closures, the getter on the prototype')
+  const { before, after } = await runChild(t, script, ['--allow-natives-syntax']) as Record<'before' | 'after', { command: boolean, script: boolean, functionCall: boolean, ownGetter: boolean }>
+  t.same(before, { command: false, script: false, functionCall: false, ownGetter: true }, 'as ioredis ships: the closures are old, each pipeline has its getter')
+  t.same(after, { command: true, script: true, functionCall: true, ownGetter: false }, 'with the fix: young closures (an award function\'s FCALL too), the getter on the prototype')
 })
 
 t.test("importing the built library and using it changes nothing of ioredis's: its methods, its pipelines, its scripts' commands", async (t) => {

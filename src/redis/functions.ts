@@ -109,6 +109,7 @@ export function buildLibrary (definitions: readonly ScriptDefinition[], dir?: st
   }
 }
 
+/** ./client.ts's RedisClient (which imports this module). */
 type RedisClient = Redis | Cluster
 
 /** Why this process sends EVALSHA again, once FCALL or FUNCTION LOAD was refused. */
@@ -157,7 +158,7 @@ async function loadLibrary (client: RedisClient, node: Redis, library: ScriptLib
 }
 
 /** An FCALL that knows which node answered it, and how to recover from "not found" or a refusal (./redirects.ts calls `recover`). */
-class FunctionCommand extends Command {
+export class FunctionCommand extends Command {
   declare script: FunctionScript
   declare socket: object | undefined
 
