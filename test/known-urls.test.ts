@@ -93,6 +93,27 @@ t.test('on a known URL every check still runs: another server\'s key, a revoked 
   t.equal(app.validated.get(url), 1, 'all of them answered before validation')
 })
 
+t.test('a known URL admitted before validation that then fails validation is refused, never handled', async (t) => {
+  // Cannot happen by itself (a known URL validates as it did); forced here by a hook that spoils
+  // the query after the known URL's admission, on the way to validation after a write.
+  const url = `${API}/leaderboard?limit=3`
+  const app = await buildTestApp(t, server.url, {}, (fastify) => {
+    fastify.addHook('onRoute', (route) => {
+      if (route.url !== '/api/v1/servers/:guild_id/leaderboard' || route.method !== 'GET') return
+      const spoil = async (request: { admitted: boolean, query: unknown }): Promise<void> => { if (request.admitted) request.query = { limit: '1000' } }
+      route.preValidation = [...[route.preValidation ?? []].flat(), spoil] as typeof route.preValidation
+    })
+  })
+  await app.writer.awardXp({ guildId: GUILD, userId: '11', xp: 100 })
+  const { key } = await app.apiKeys.create({ guildId: GUILD, plan: 'professional' })
+  t.equal((await get(app, url, { 'x-api-key': key })).statusCode, 200)
+  t.ok(app.app.knownUrls.has(url))
+  await app.writer.awardXp({ guildId: GUILD, userId: '12', xp: 100 }) // the cached body is old: read through the route
+  const spoiled = await get(app, url, { 'x-api-key': key })
+  t.equal(spoiled.statusCode, 400, 'refused')
+  t.equal(spoiled.json().code, 'invalid_parameter')
+})
+
 t.test('a URL validation refuses never becomes known, and gets its 400 whatever If-None-Match it holds', async (t) => {
   const app = await counting(t)
   const { key } = await app.apiKeys.create({ guildId: GUILD, plan: 'professional' })

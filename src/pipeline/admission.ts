@@ -129,7 +129,13 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
   })
 
   fastify.decorate('admit', async function admit (request: FastifyRequest, reply: FastifyReply) {
-    if (request.admitted) return
+    if (request.admitted) {
+      // Counted already; validation's refusal still stops it (a known URL cannot get one, but
+      // that is reads.ts's reasoning, and the handler must never see invalid input).
+      const invalid = request.refusal ?? request.validationError ?? null
+      if (invalid !== null) throw invalid
+      return
+    }
     const key = keyOf(request)
     const until = refusedUntil.get(refusalId(key))
     if (until !== undefined && until > Date.now()) refuse(reply, key, config.planLimits[key.plan], until - Date.now())
