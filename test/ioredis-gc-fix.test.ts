@@ -55,6 +55,23 @@ t.test('commands, pipelines, transactions and scripts answer as before', async (
   t.equal(await commandCalls(redis as never, 'eval'), 2, 'the script was sent again')
 })
 
+t.test("a pipeline takes its client's scripts from a prototype made once per client: a script defined later, or again under its name, is the one it runs", async (t) => {
+  installIoredisGcFix()
+  const redis = createRedis({ url: server.url, offlineQueue: true })
+  t.teardown(() => { redis.disconnect() })
+  const probe = async (): Promise<unknown> => await (redis as unknown as { probeLater: () => Promise<unknown> }).probeLater()
+  const first = redis.pipeline() as unknown as Record<string, unknown>
+  t.same(Object.keys(first).filter((name) => name === 'guildStats' || name === 'guildStatsBuffer'), [], 'no script method of its own')
+  t.equal(typeof first.guildStats, 'function', 'the script is there, from its prototype')
+  t.equal(Object.getPrototypeOf(redis.pipeline()), Object.getPrototypeOf(first), "one prototype for the client's pipelines")
+
+  redis.defineCommand('probeLater', { numberOfKeys: 0, lua: 'return 1' })
+  t.same(await Promise.all([probe(), probe()]), [1, 1], 'a script defined after the first pipeline runs through one (auto-pipelined)')
+  t.same(await (redis.pipeline() as unknown as { probeLater: () => { exec: () => Promise<unknown> } }).probeLater().exec(), [[null, 1]], 'and in a pipeline made by hand')
+  redis.defineCommand('probeLater', { numberOfKeys: 0, lua: 'return 2' })
+  t.same(await Promise.all([probe(), probe()]), [2, 2], 'defined again under its name: the new script')
+})
+
 t.test("V8 allocates a command's reject closure young once the fix is in (and old before), and a pipeline has no getter of its own", async (t) => {
   // %InYoungGeneration is V8's own answer; the process is new, so ioredis is as it ships until the
   // fix is installed. Commands are made in the interpreter (their first calls), as V8 does at first.

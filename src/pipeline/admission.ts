@@ -1,5 +1,6 @@
 // Admission of an authenticated request to a route with key access (src/pipeline/access.ts),
-// once validation has run, in order: a refusal this instance remembers, the per-key rate limit by
+// once validation has run (or, for a URL this instance served before, with the values validation
+// made of it then: src/pipeline/reads.ts), in order: a refusal this instance remembers, the per-key rate limit by
 // plan (@fastify/rate-limit with our sliding-window store, read through one plain verdict), the
 // refusal of invalid input (counted: every authenticated answer carries x-ratelimit-*), the server
 // scope (one rule, auth.ts's keyCoversServer, applied to the server the route declares), and
@@ -35,6 +36,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The data version of the request's own server, read with the limiter; undefined for another server. */
     dataVersion: string | undefined
+    /**
+     * Counted and let through by admit: a second call (the preHandler's, after a known URL was
+     * admitted before validation: src/pipeline/reads.ts) does nothing.
+     */
+    admitted: boolean
   }
 }
 
@@ -114,6 +120,7 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
   }
 
   fastify.decorateRequest('dataVersion', undefined)
+  fastify.decorateRequest('admitted', false)
 
   fastify.decorate('quota', async function quota (request: FastifyRequest, increment: boolean, reply?: FastifyReply) {
     const verdict = await limit(request, increment)
@@ -122,6 +129,13 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
   })
 
   fastify.decorate('admit', async function admit (request: FastifyRequest, reply: FastifyReply) {
+    if (request.admitted) {
+      // Counted already; validation's refusal still stops it (a known URL cannot get one, but
+      // that is reads.ts's reasoning, and the handler must never see invalid input).
+      const invalid = request.refusal ?? request.validationError ?? null
+      if (invalid !== null) throw invalid
+      return
+    }
     const key = keyOf(request)
     const until = refusedUntil.get(refusalId(key))
     if (until !== undefined && until > Date.now()) refuse(reply, key, config.planLimits[key.plan], until - Date.now())
@@ -157,5 +171,6 @@ export default fp(async function admissionPlugin (fastify: FastifyInstance) {
     rateHeaders(reply, verdict)
     if (guildId !== undefined && !covered) throw new ForbiddenError(guildId)
     if (invalid !== null) throw invalid
+    request.admitted = true
   })
 }, { name: 'admission', dependencies: ['config', 'redis', 'leaderboard-reader', 'sliding-window', 'auth'] })

@@ -191,6 +191,8 @@ export function registerReads (fastify: FastifyInstance, declarations: readonly 
     fastify.route({
       method: 'GET',
       url: d.path,
+      // A URL served before is answered before validation, with what validation made of it (src/pipeline/reads.ts).
+      preValidation: [fastify.answerKnownUrl, ...(preValidation === undefined ? [] : [preValidation])],
       schema: {
         operationId: d.operationId,
         tags: d.tags,
@@ -200,7 +202,6 @@ export function registerReads (fastify: FastifyInstance, declarations: readonly 
         headers: ReadRequestHeaders,
         response: { ...readResponses(d.body, d.description), ...d.errors, ...errorResponses }
       },
-      ...(preValidation === undefined ? {} : { preValidation }),
       config: { access },
       compress: false, // serveRead sends compressed bodies from its cache
       handler: async (request, reply) => await fastify.serveRead(request, reply, async () => await d.read(fastify.leaderboard, input(request)))

@@ -4,8 +4,16 @@
 // ETag and Cache-Control; a body of 1 KiB or more is compressed when the client accepts it; an
 // If-None-Match that holds the current tag gets a 304. The cache key is derived from the route
 // and its validated parameters (readCacheKey), never written by a route.
+//
+// A URL once served through its route is known: what validation made of its path and query
+// (a function of the URL alone) is kept by the URL's text, and the next request for it is
+// admitted and answered before validation (answerKnownUrl) with those values, through every
+// check a request of that route gets: its key's authentication before, then admission (the
+// count and its headers, the server scope, the 304, the data version) and the cached body only
+// at the current version. A URL that validation refuses never becomes known.
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import type { Versioned } from '../reader/leaderboard-reader.js'
 import { utcDay } from '../periods/periods.js'
 import { type CachedBody, ResponseCache } from '../http/response-cache.js'
@@ -35,7 +43,38 @@ declare module 'fastify' {
     serveRead: <T>(request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>) => Promise<FastifyReply>
     /** serveRead for a body that is text already (a public board's page, a rank card), sent as `type`. */
     serveRendered: (request: FastifyRequest, reply: FastifyReply, type: string, render: () => Promise<Versioned<string>>) => Promise<FastifyReply>
+    /**
+     * preValidation hook of a read with key access, first of its hooks: a URL served before is
+     * admitted and, when its cached body is current, answered here (see the top of this file).
+     */
+    answerKnownUrl: preValidationAsyncHookHandler
+    /** The URLs known to be valid, by their text (one store for the instance, as the cache). */
+    knownUrls: LRUCache<string, KnownUrl>
   }
+  interface FastifyRequest {
+    /** Went through answerKnownUrl unknown: served through its route, its URL becomes known. */
+    learnsUrl: boolean
+  }
+}
+
+/** What validation made of a URL served through its route, and its cached body's key. */
+export interface KnownUrl {
+  params: Record<string, unknown>
+  query: Record<string, unknown>
+  cacheKey: string
+  perDay: boolean
+}
+
+/**
+ * Bytes of known URLs kept, counting each URL twice (its text, and its query's values, at most
+ * as long), its cache key and KNOWN_URL_OVERHEAD for the objects around them; past this the least
+ * recently used are forgotten (a forgotten URL is validated again, and known again once served).
+ */
+export const KNOWN_URLS_MAX_BYTES = 4 * 1024 * 1024
+export const KNOWN_URL_OVERHEAD = 400
+
+function knownUrlSize (known: KnownUrl, url: string): number {
+  return KNOWN_URL_OVERHEAD + 2 * url.length + known.cacheKey.length
 }
 
 /**
@@ -64,12 +103,14 @@ function canonical (values: unknown): string {
 export const responseCachePlugin = fp(async function responseCachePlugin (fastify: FastifyInstance) {
   fastify.decorate('responseCache', new ResponseCache(fastify.config.responseCacheMb * 1024 * 1024))
   fastify.decorate('responseCacheStats', { hits: 0, misses: 0 })
+  fastify.decorate('knownUrls', new LRUCache<string, KnownUrl>({ maxSize: KNOWN_URLS_MAX_BYTES, sizeCalculation: knownUrlSize }))
 }, { name: 'response-cache', dependencies: ['config'] })
 
 export default fp(async function readsPlugin (fastify: FastifyInstance) {
   const cache = fastify.responseCache
   const stats = fastify.responseCacheStats
   const remember = fastify.config.responseCacheMb > 0 // with the cache off there is nothing to answer from
+  const { knownUrls } = fastify
   const { redisClock } = fastify
   const commandTimeoutMs = fastify.config.redisCommandTimeoutMs
 
@@ -117,6 +158,9 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
   async function serve<T> (request: FastifyRequest, reply: FastifyReply, read: () => Promise<Versioned<T>>, serialize: (value: T) => string, type?: string): Promise<FastifyReply> {
     const cacheKey = readCacheKey(request)
     const perDay = bodyDependsOnDay(request)
+    if (request.learnsUrl && request.validationError === undefined && request.refusal === null) {
+      knownUrls.set(request.url, { params: { ...request.params as object }, query: { ...request.query as object }, cacheKey, perDay })
+    }
     let entry = cached(cacheKey, request.dataVersion, perDay)
     if (entry !== undefined) {
       stats.hits++
@@ -131,7 +175,35 @@ export default fp(async function readsPlugin (fastify: FastifyInstance) {
     return await serve(request, reply, read, (value) => reply.serialize(value) as string)
   })
 
+  fastify.decorateRequest('learnsUrl', false)
+
+  // The router sends one URL to one route (or its HEAD twin, with the same schemas and hooks), so
+  // the URL alone names what validation made of it; the headers are checked as the route would.
+  fastify.decorate('answerKnownUrl', async function answerKnownUrl (request: FastifyRequest, reply: FastifyReply) {
+    if (!remember) return
+    const known = knownUrls.get(request.url)
+    const headersValid = request.getValidationFunction('headers')
+    if (known === undefined || (headersValid !== undefined && !(headersValid(request.headers) as boolean))) {
+      request.learnsUrl = true
+      return
+    }
+    const { params, query } = request
+    request.params = { ...known.params }
+    request.query = { ...known.query }
+    await fastify.admit(request, reply)
+    if (reply.sent) return reply // the 304
+    const entry = cached(known.cacheKey, request.dataVersion, known.perDay)
+    if (entry === undefined) {
+      // Read through the route, admitted already: validated as it came, then the handler.
+      request.params = params
+      request.query = query
+      return
+    }
+    stats.hits++
+    return send(request, reply, known.cacheKey, entry)
+  })
+
   fastify.decorate('serveRendered', async function serveRendered (request: FastifyRequest, reply: FastifyReply, type: string, render: () => Promise<Versioned<string>>) {
     return await serve(request, reply, render, (text) => text, type)
   })
-}, { name: 'reads', dependencies: ['config', 'redis', 'response-cache'] })
+}, { name: 'reads', dependencies: ['config', 'redis', 'response-cache', 'admission'] })

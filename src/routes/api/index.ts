@@ -2,8 +2,9 @@
 // stream) and /me; and public boards, the same reads with no key under /public/v1/{slug}, for the
 // servers that made their board public. Each route's access (src/pipeline/access.ts) attaches its
 // hooks: for key access, authentication, the cap of open streams for a stream, then, once
-// validation has run, admission (the count, the refusal of invalid input, the server scope, the
-// 304, the data version); for public access, the count per client address and the slug's
+// validation has run (for a read's URL served before, with what validation made of it then:
+// src/pipeline/reads.ts), admission (the count, the refusal of invalid input, the server scope,
+// the 304, the data version); for public access, the count per client address and the slug's
 // server (src/pipeline/public-admission.ts); then the route's handler (a read through the
 // response cache, or a stream). Not wrapped in fastify-plugin on purpose: admission's limiter
 // stays inside this scope, away from /healthz and the OpenAPI document.
