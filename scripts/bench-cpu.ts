@@ -3,13 +3,14 @@
 // with whatever else runs; the CPU a request costs moves far less, so builds are compared by it.
 //
 //   npx tsx scripts/bench-cpu.ts [--builds dist,OTHER/dist,dist@LOG_LEVEL=warn] [--rounds R] [--duration S] [--connections C]
-//                                [--members N] [--only WORD,...] [--peer] [--bare] [--cpu-prof DIR]
+//                                [--members N] [--only WORD,...] [--all] [--peer] [--bare] [--cpu-prof DIR]
 //
 // Starts its own redis-server, seeds one server of N members (default 5,000), runs each build's
 // `server.js` (default: this tree's dist) against it at LOG_LEVEL=info (a build written
 // `DIR@NAME=value@...` runs with those variables too: one build twice, a setting's cost), and runs
 // autocannon (C connections, default 50) against each endpoint (leaderboard limit=10, member,
-// stats, members ids= of 100 ids, and the 304 of a limit=10 revalidation) of each build in turn,
+// stats, members ids= of 100 ids, and the 304 of a limit=10 revalidation; with --all also
+// limit=100, a deep page, gzip, around and a period's board) of each build in turn,
 // R rounds (default 12) of S seconds (default 1.5), the builds' order turning each round. Reports the median µs per request of the
 // service's CPU and of Redis's, their spread, req/s, and for each build after the first the median
 // of the rounds' ratios to the first (its runs seconds apart). With --peer, the fused peer
@@ -42,6 +43,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     peer: { type: 'boolean', default: false },
     bare: { type: 'boolean', default: false },
+    all: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' }
   }
 })
@@ -107,19 +109,29 @@ async function main (cleanups: Cleanups): Promise<void> {
   if (args.peer) services.push({ label: 'fused peer', ...await startPeer(cleanups, server.url) })
   // Each build's own tag: a build of another version tags its bodies otherwise.
   for (const service of services) service.tag = (await fetch(`${service.base}${api}/leaderboard?limit=10`, { headers: auth })).headers.get('etag') ?? ''
-  const endpoints = [
+  const deepPage = Math.ceil(MEMBERS / 100)
+  const endpoints: Array<{ label: string, path: string, status: number, headers?: Record<string, string>, more?: true }> = [
     { label: 'leaderboard limit=10', path: `${api}/leaderboard?limit=10`, status: 200 },
     { label: 'member', path: `${api}/members/${member}`, status: 200 },
     { label: 'stats', path: `${api}/stats`, status: 200 },
     { label: 'members ids=100', path: `${api}/members?ids=${ids}`, status: 200 },
-    { label: '304 (limit=10)', path: `${api}/leaderboard?limit=10`, status: 304 }
+    { label: '304 (limit=10)', path: `${api}/leaderboard?limit=10`, status: 304 },
+    // The other rows of `npm run bench` whose routes are older than seasons and history, so that
+    // builds from before them are compared on every row they serve (--all).
+    { label: 'leaderboard limit=100', path: `${api}/leaderboard?limit=100`, status: 200, more: true },
+    { label: `leaderboard limit=100 page=${deepPage}`, path: `${api}/leaderboard?limit=100&page=${deepPage}`, status: 200, more: true },
+    { label: 'leaderboard limit=100 gzip', path: `${api}/leaderboard?limit=100`, status: 200, headers: { 'accept-encoding': 'gzip' }, more: true },
+    { label: 'around radius=50', path: `${api}/members/${member}/around?radius=50`, status: 200, more: true },
+    { label: 'leaderboard period=week limit=100', path: `${api}/leaderboard?period=week&limit=100`, status: 200, more: true }
   ]
   const only = args.only?.split(',').map((word) => word.trim()).filter((word) => word !== '')
-  const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(/[ ()]/).includes(word)))
+  const chosen = only === undefined
+    ? endpoints.filter((e) => args.all || e.more !== true)
+    : endpoints.filter((e) => only.some((word) => e.label.split(/[ ()]/).includes(word)))
   if (args.bare) {
     // The bare route answers what the first build answered, to the same requests (its tag included).
     const tag = services[0]?.tag ?? ''
-    const requests = chosen.map((e) => ({ ...e, headers: e.status === 304 ? { ...auth, 'if-none-match': tag } : auth }))
+    const requests = chosen.map((e) => ({ ...e, headers: e.status === 304 ? { ...auth, 'if-none-match': tag } : { ...auth, ...e.headers } }))
     const fixtures = await writeFixtures(first, requests, dir)
     for (const [label, mode] of [['floor', [server.url, GUILD]], ['bare route', []]] as const) {
       services.push({ label, ...await startBare(cleanups, fixtures, ...mode), tag })
@@ -130,9 +142,9 @@ async function main (cleanups: Cleanups): Promise<void> {
   const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ')
   console.log(`node ${process.version}, ${MEMBERS} members, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s; builds: ${labels.join(', ')}; load average ${load()}`)
   const samples = new Map<string, Sample[][]>() // endpoint -> round -> build
-  for (const { path, status } of chosen) {
+  for (const { path, status, headers } of chosen) {
     for (const { base, tag } of services) { // warm-up: each build's JIT and caches
-      await autocannon({ url: base + path, connections: CONNECTIONS, duration: 1, headers: status === 304 ? { ...auth, 'if-none-match': tag ?? '' } : auth })
+      await autocannon({ url: base + path, connections: CONNECTIONS, duration: 1, headers: status === 304 ? { ...auth, 'if-none-match': tag ?? '' } : { ...auth, ...headers } })
     }
   }
   for (let round = 0; round < ROUNDS; round++) {
@@ -141,7 +153,7 @@ async function main (cleanups: Cleanups): Promise<void> {
       for (let turn = 0; turn < services.length; turn++) {
         const i = (round + turn) % services.length
         const { base, pid, tag } = services[i] as { base: string, pid: number, tag?: string }
-        const headers = e.status === 304 ? { ...auth, 'if-none-match': tag ?? '' } : auth
+        const headers = e.status === 304 ? { ...auth, 'if-none-match': tag ?? '' } : { ...auth, ...e.headers }
         const cpu0 = processCpuMs(pid)
         const redis0 = await redisCpuUs(redis)
         const r = await autocannon({ url: base + e.path, connections: CONNECTIONS, duration: SECONDS, headers })
