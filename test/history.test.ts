@@ -222,6 +222,26 @@ t.test('the close is exact under writes: awards, sets, removals and new members 
     'the keys the close read from are gone')
 })
 
+t.test('a day whose first write gains nothing: its keys still expire (a day no instance closes goes), and the close keeps the members it touched without a gain', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 1000))
+  await f.writer.bulkSetMembers(GUILD, [{ userId: '2', xp: 500 }, { userId: '3', xp: 40 }])
+  await set(f, '1', 300)
+  await award(f, '3', 20)
+  const day = '2026-11-21'
+  t.ok(await f.raw.pttl(f.keys.dayStart(GUILD, day)) > 0, 'the day-start hash expires')
+  t.ok(await f.raw.pttl(f.keys.day(GUILD, day)) > 0, "the day's board, begun after the day's first write, expires too")
+  t.same(await f.raw.zrange(f.keys.day(GUILD, day), 0, -1, 'WITHSCORES'), [boardMember('3'), '20'], "the day's board holds the gains")
+  f.clock.set(la(22, 1000))
+  t.same(await new DayCloser(f.raw, f.keys, { chunk: 2 }).closeDue(GUILD), [day])
+  const history = async (userId: string) => (await f.reader.readMemberHistory(GUILD, userId, 1)).value?.data
+  t.same(await history('1'), [{ date: day, xp: 300, xp_gained: 0, rank: 2 }], 'set outright: its XP and rank at the end')
+  t.same(await history('2'), [{ date: day, xp: 500, xp_gained: 0, rank: 1 }], 'set in bulk')
+  t.same(await history('3'), [{ date: day, xp: 60, xp_gained: 20, rank: 3 }], 'set in bulk, then awarded: the gain alone')
+  t.same((await f.reader.readStatsHistory(GUILD, 1)).value.data, [{ date: day, total_members: 3, total_xp: 860, active_members: 1, xp_gained: 20 }])
+})
+
 t.test('two closers at once: each day closes once, and as it ended', async (t) => {
   const f = await fixture(t, la(20, 20 * 3_600_000))
   await award(f, '1', 1)

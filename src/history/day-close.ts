@@ -137,16 +137,20 @@ export class DayCloser {
     const todayStart = keys.dayStart(guildId, today.label)
     const count = this.#chunk
 
-    /** A day-start hash into the snapshot, a chunk at a time (HSCAN's cursor). */
-    const scan = async (dayStart: string): Promise<boolean> => {
+    /** A step over a day-start hash, a chunk at a time (HSCAN's cursor). */
+    const scanWith = async (step: 'closeDayStarts' | 'closeDayTouched', input: Record<string, string>,
+      each: (reply: Array<string | number>) => void = () => {}): Promise<boolean> => {
       let cursor = '0'
       do {
-        const [status, next = '0'] = await scripts.closeDayStep(redis, 'closeDayStarts', { ...lease, dayStart, snapshot: k.histSnapshot, cursor, count })
-        if (status !== CloseDayStatus.done) return false
-        cursor = String(next)
+        const reply = await scripts.closeDayStep(redis, step, { ...lease, ...input, cursor, count } as never)
+        if (reply[0] !== CloseDayStatus.done) return false
+        each(reply)
+        cursor = String(reply[1] ?? '0')
       } while (cursor !== '0')
       return true
     }
+    /** A day-start hash into the snapshot. */
+    const scan = async (dayStart: string): Promise<boolean> => await scanWith('closeDayStarts', { dayStart, snapshot: k.histSnapshot })
     /** The board in rank order, each chunk from the last member of the one before (close-day-board-4.lua). */
     const readBoard = async (): Promise<boolean> => {
       let [anchor, anchorScore] = ['', '']
@@ -157,7 +161,7 @@ export class DayCloser {
         ;[anchor, anchorScore] = [String(member), String(score)]
       }
     }
-    const walk = async (step: 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges', input: Record<string, string>,
+    const walk = async (step: 'closeDayRanks' | 'closeDayChanges', input: Record<string, string>,
       each: (reply: Array<string | number>) => void): Promise<boolean> => {
       for (let first = 0; ; first += count) {
         const reply = await scripts.closeDayStep(redis, step, { ...lease, ...input, first, count } as never)
@@ -184,7 +188,7 @@ export class DayCloser {
       stats.totalXp += BigInt(reply[2] ?? 0)
       stats.totalMembers += Number(reply[3] ?? 0)
     })) return 'busy'
-    if (!await walk('closeDayTouched', { day: dayBoard, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
+    if (!await scanWith('closeDayTouched', { dayStart: keys.dayStart(guildId, day), day: dayBoard, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
       stats.activeMembers += Number(reply[2] ?? 0)
       stats.xpGained += BigInt(reply[3] ?? 0)
     })) return 'busy'

@@ -201,7 +201,8 @@ export class KeyBuilder {
 
   /**
    * ZSET: board member -> XP gained by awards during one day of the server (its time zone,
-   * `YYYY-MM-DD`), 0 for a member a write touched without a gain. The daily cap counts it too.
+   * `YYYY-MM-DD`), only members that gained (a day closed before may also hold 0 for a member a
+   * write touched without a gain). The daily cap counts it too.
    */
   day (guildId: string, label: string): string {
     return `${this.prefix}:{${guildId}}:day:${dayLabel(label)}`
@@ -210,7 +211,8 @@ export class KeyBuilder {
   /**
    * HASH: board member -> its visible XP before its first change during one day (`-`: it was not
    * on the visible board), written once per member and day by every write that changes a score
-   * or a visibility: what the day before's close reads for members changed since its end.
+   * or a visibility: what the day before's close reads for members changed since its end, and
+   * the members the day touched, which its own close reads.
    */
   dayStart (guildId: string, label: string): string {
     return `${this.prefix}:{${guildId}}:day-start:${dayLabel(label)}`

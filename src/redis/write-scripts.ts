@@ -70,8 +70,8 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayTouched: {
-    keys: ['lease', 'day', 'members', 'snapshot', 'order'],
-    argv: ['token', 'leaseMs', 'first', 'count']
+    keys: ['lease', 'dayStart', 'day', 'members', 'snapshot', 'order'],
+    argv: ['token', 'leaseMs', 'cursor', 'count']
   },
   closeDayChanges: {
     keys: ['lease', 'order', 'day', 'dayStart', 'changesDay'],

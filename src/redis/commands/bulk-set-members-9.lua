@@ -6,8 +6,8 @@
   Running it twice changes nothing else. A handful of commands per call whatever its size: one
   ZMSCORE, one ZADD, at most one HMGET of records (only of members already on the board), one
   HSET, one HMGET of the hidden hash (only of users new to the board), and the server's day
-  (includes/calendar-counting.lua) for the members whose XP changes: one HMGET, one ZADD, and one
-  HSET for those it had not seen yet; and for each member given a display name or an avatar URL
+  (includes/calendar-counting.lua) for the members whose XP changes: one HMGET of the day-start
+  hash, and one HSET for those it had not seen yet; and for each member given a display name or an avatar URL
   one HGET and at most one HSET.
 
   KEYS[1] board    ZSET board member -> xp

@@ -1,5 +1,5 @@
 --[[
-  Close, the day's changes: a chunk of the touched members in order of history index, each
+  Close, the day's changes: a chunk of the touched members with a history index, in its order, each
   written as a change record (includes/history.lua: index, visible XP at the day's start, XP
   gained) at its position in `order`, so that a member's record is found by binary search. The
   first chunk sizes the string to every record at once: grown a chunk at a time, Redis would
@@ -13,7 +13,7 @@
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
-  ARGV[3] the first 0-based position of the chunk in `order`
+  ARGV[3] the first 0-based position of the chunk among the members of `order` with an index
   ARGV[4] how many
 
   Returns { 1, records written }, or { -6 } when the lease was lost.
@@ -22,7 +22,8 @@
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first = tonumber(ARGV[3])
-local flat, members, m = chunk_at(KEYS[2], first, tonumber(ARGV[4]))
+local unindexed = redis.call('ZCOUNT', KEYS[2], '-inf', '(0')
+local flat, members, m = chunk_at(KEYS[2], unindexed + first, tonumber(ARGV[4]))
 if m == 0 then return { CLOSE_DONE, 0 } end
 local starts = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
 local gains = redis.call('ZMSCORE', KEYS[3], unpack(members, 1, m))
@@ -32,6 +33,6 @@ for i = 1, m do
   local start_xp = (start and start ~= '-') and tonumber(start) or NO_XP
   packed[i] = pack_change(tonumber(flat[2 * i]), start_xp, tonumber(gains[i] or '0'))
 end
-if first == 0 then redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * redis.call('ZCARD', KEYS[2]) - 1, '\0') end
+if first == 0 then redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * (redis.call('ZCARD', KEYS[2]) - unindexed) - 1, '\0') end
 redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * first, table.concat(packed))
 return { CLOSE_DONE, m }

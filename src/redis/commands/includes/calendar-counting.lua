@@ -36,10 +36,10 @@ end
 
 -- The day's keys: d = { day, day_start, hist, label, expire_at, now }.
 -- A member's first touch in the day keeps its visible XP before it (`-`: not on the visible
--- board) in the day-start hash; the first member of the day sets the day's keys to expire (a
--- day no instance closes still goes) and names the day in the history hash.
+-- board) in the day-start hash; the first member of the day sets the day-start hash to expire (a
+-- day no instance closes still goes) and names the day in the history hash. The day's board gets
+-- its expiry from its own first member (touch_day), which may come later.
 local function day_started (d)
-  redis.call('PEXPIREAT', d.day, d.expire_at)
   redis.call('PEXPIREAT', d.day_start, d.expire_at)
   redis.call('HSET', d.hist, 'latest_day', d.label)
   redis.call('HSETNX', d.hist, 'since', int(d.now))
@@ -53,11 +53,16 @@ local function visible_xp (score)
 end
 
 -- A write touched `member`: it gained `gained` XP (0 for a write that is not an award); its board
--- score before this write's change was `old_score` (false: not on the board).
+-- score before this write's change was `old_score` (false: not on the board). Only a gain goes
+-- to the day's board: the members the day touched are the day-start hash's (what the close
+-- reads), and a board of zeros cost a bulk write a string comparison at every level of a sorted
+-- set where every score ties.
 local function touch_day (d, member, gained, old_score)
-  -- A first touch is the only one whose new score equals its gain (or that found a score equal
-  -- to it, which only HSETNX can tell).
-  if tonumber(redis.call('ZINCRBY', d.day, int(gained), member)) ~= gained then return end
+  -- A first gain is the only one whose new score equals it; a first touch is HSETNX's to tell.
+  if gained > 0 then
+    if tonumber(redis.call('ZINCRBY', d.day, int(gained), member)) ~= gained then return end
+    if redis.call('ZCARD', d.day) == 1 then redis.call('PEXPIREAT', d.day, d.expire_at) end
+  end
   if redis.call('HSETNX', d.day_start, member, visible_xp(old_score)) == 1 and redis.call('HLEN', d.day_start) == 1 then
     day_started(d)
   end
@@ -67,11 +72,9 @@ end
 -- (false: not on the board), gaining nothing. Members given twice keep their first score.
 local function touch_day_many (d, members, olds, n)
   if n == 0 then return end
-  local zadd, starts = {}, redis.call('HMGET', d.day_start, unpack(members, 1, n))
+  local starts = redis.call('HMGET', d.day_start, unpack(members, 1, n))
   local fresh, f, seen = {}, 0, {}
   for i = 1, n do
-    zadd[2 * i - 1] = 0
-    zadd[2 * i] = members[i]
     if not starts[i] and not seen[members[i]] then
       seen[members[i]] = true
       fresh[f + 1] = members[i]
@@ -79,7 +82,6 @@ local function touch_day_many (d, members, olds, n)
       f = f + 2
     end
   end
-  redis.call('ZADD', d.day, 'NX', unpack(zadd, 1, 2 * n))
   if f > 0 then
     redis.call('HSET', d.day_start, unpack(fresh, 1, f))
     day_started(d)

@@ -43,6 +43,10 @@ local function add_new (key, pairs, n)
   if n > 0 then redis.call('ZADD', key, 'NX', unpack(pairs, 1, n)) end
 end
 
+-- A touched member's place in the close's order when it has no history index (its record is
+-- gone): below every index, where the change records' walk starts after it.
+local NO_INDEX = -1
+
 -- A member record's history index as its digits ('' for none): names hold no \31, so the first
 -- one opens the extension, whose first part is the index. One match: splitting the record made
 -- five strings of each of the million records a close reads.
