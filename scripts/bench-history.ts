@@ -295,7 +295,7 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
     console.log(`  ${day}: ranks ${fmt((ranks ?? 0) / MEMBERS, 2)} + changes ${fmt((changes ?? 0) / MEMBERS, 2)} bytes per member`)
   }
   const today = new Date(START + DAYS * DAY_MS).toISOString().slice(0, 10)
-  const live = [keys.day(GUILD, today), keys.dayStart(GUILD, today)]
+  const live = [keys.dayGains(GUILD, today), keys.dayStart(GUILD, today)]
   for (const key of live) console.log(`  (live, today's: ${key}: ${fmt(Number(await redis.memory('USAGE', key, 'SAMPLES', 0) ?? 0) / 1e6, 2)} MB)`)
   console.log(`load ${load()}`)
 }

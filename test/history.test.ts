@@ -218,7 +218,7 @@ t.test('the close is exact under writes: awards, sets, removals and new members 
     active_members: 0,
     xp_gained: 0
   })
-  t.equal(await f.raw.exists(f.keys.guild(GUILD).histSnapshot, f.keys.guild(GUILD).histOrder, f.keys.dayStart(GUILD, '2026-11-21'), f.keys.day(GUILD, '2026-11-21')), 0,
+  t.equal(await f.raw.exists(f.keys.guild(GUILD).histSnapshot, f.keys.guild(GUILD).histOrder, f.keys.dayStart(GUILD, '2026-11-21'), f.keys.day(GUILD, '2026-11-21'), f.keys.dayGains(GUILD, '2026-11-21')), 0,
     'the keys the close read from are gone')
 })
 
@@ -231,8 +231,8 @@ t.test('a day whose first write gains nothing: its keys still expire (a day no i
   await award(f, '3', 20)
   const day = '2026-11-21'
   t.ok(await f.raw.pttl(f.keys.dayStart(GUILD, day)) > 0, 'the day-start hash expires')
-  t.ok(await f.raw.pttl(f.keys.day(GUILD, day)) > 0, "the day's board, begun after the day's first write, expires too")
-  t.same(await f.raw.zrange(f.keys.day(GUILD, day), 0, -1, 'WITHSCORES'), [boardMember('3'), '20'], "the day's board holds the gains")
+  t.ok(await f.raw.pttl(f.keys.dayGains(GUILD, day)) > 0, "the day's gains, begun after the day's first write, expire too")
+  t.same(await f.raw.hgetall(f.keys.dayGains(GUILD, day)), { [boardMember('3')]: '20' }, "the day's gains hold the gains alone")
   f.clock.set(la(22, 1000))
   t.same(await new DayCloser(f.raw, f.keys, { chunk: 2 }).closeDue(GUILD), [day])
   const history = async (userId: string) => (await f.reader.readMemberHistory(GUILD, userId, 1)).value?.data
@@ -422,4 +422,33 @@ t.test('a closed day as the close before this layout\'s allocation change wrote 
   t.same(await new DayCloser(f.raw, f.keys).closeDue(GUILD), ['2026-11-23'])
   t.same((await history('1'))?.map((d) => [d.date, d.xp, d.rank]), [['2026-11-21', 100, 2], ['2026-11-22', 150, 3], ['2026-11-23', 1150, 1]])
   t.same((await history('3'))?.map((d) => [d.date, d.xp, d.rank]), [['2026-11-21', 50, 3], ['2026-11-22', 350, 1], ['2026-11-23', 350, 2]])
+})
+
+t.test("a day begun by a version that kept the day's gains in a sorted set (0 for a member touched without a gain): its later gains add to them, the daily cap counts both, and its close reads both", async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000), { dailyXpCap: 100 })
+  await award(f, '1', 1)
+  f.clock.set(la(21, 1000))
+  const day = '2026-11-21'
+  await award(f, '1', 10)
+  await award(f, '2', 50)
+  await set(f, '3', 700)
+  // What the earlier version wrote for these writes: its gains and first touches, 0 for the set.
+  const gains = f.keys.dayGains(GUILD, day)
+  const legacy = f.keys.day(GUILD, day)
+  const fields = await f.raw.hgetall(gains)
+  await f.raw.zadd(legacy, ...Object.entries(fields).flatMap(([member, xp]) => [xp, member]), 0, boardMember('3'))
+  await f.raw.unlink(gains)
+  t.same(await f.raw.zrange(legacy, 0, -1, 'WITHSCORES'), [boardMember('3'), '0', boardMember('1'), '10', boardMember('2'), '50'])
+
+  t.match(await f.writer.awardXp({ guildId: GUILD, userId: '2', xp: 70 }), { applied: true, gained: 50, reason: 'daily_cap' }, 'the cap counts the sorted set\'s 50')
+  t.match(await f.writer.awardXp({ guildId: GUILD, userId: '2', xp: 1 }), { applied: false, reason: 'daily_cap' }, 'and both together')
+  t.match(await f.writer.awardXp({ guildId: GUILD, userId: '3', xp: 20 }), { applied: true, gained: 20 }, 'a member at 0 there has its whole cap')
+  f.clock.set(la(22, 1000))
+  t.same(await new DayCloser(f.raw, f.keys, { chunk: 2 }).closeDue(GUILD), [day])
+  const history = async (userId: string) => (await f.reader.readMemberHistory(GUILD, userId, 1)).value?.data
+  t.same(await history('1'), [{ date: day, xp: 11, xp_gained: 10, rank: 3 }])
+  t.same(await history('2'), [{ date: day, xp: 100, xp_gained: 100, rank: 2 }], 'gained 50 in each')
+  t.same(await history('3'), [{ date: day, xp: 720, xp_gained: 20, rank: 1 }])
+  t.same((await f.reader.readStatsHistory(GUILD, 1)).value.data, [{ date: day, total_members: 3, total_xp: 831, active_members: 3, xp_gained: 130 }])
+  t.equal(await f.raw.exists(legacy, gains), 0, 'both are gone with the close')
 })

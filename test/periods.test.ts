@@ -229,6 +229,7 @@ t.test('the award script refuses a window that does not hold Redis time, changin
     month: period(p.month.label),
     season: k.seasonCurrent,
     day: keys.day(guildId, day),
+    dayGains: keys.dayGains(guildId, day),
     dayStart: keys.dayStart(guildId, day),
     epoch: 0,
     seasonEndsAt: '',

@@ -131,14 +131,14 @@ t.test('daily cap: the part under the cap is applied (reason daily_cap), then no
   await ctx.writer.setXp({ guildId: guild, userId: '5', xp: 500 })
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 10 }]))[0], { applied: false, reason: 'daily_cap', xp: 500 }, 'setting XP outright is no gain: the cap still holds')
   const day = zonedDay(await redisNow(ctx.redis), timeZone)
-  t.equal(Number(await ctx.redis.zscore(ctx.keys.day(guild, day.label), boardMember('5'))), 100, `the day board of ${day.label} in ${timeZone} counts the gains`)
-  const ttl = await ctx.redis.pttl(ctx.keys.day(guild, day.label))
+  t.equal(Number(await ctx.redis.hget(ctx.keys.dayGains(guild, day.label), boardMember('5'))), 100, `the day's gains of ${day.label} in ${timeZone} count the gains`)
+  const ttl = await ctx.redis.pttl(ctx.keys.dayGains(guild, day.label))
   t.ok(ttl > day.end - Date.now(), 'and is kept past the day\'s end')
   t.match((await awards(ctx, guild, [{ user_id: '6', xp: 150 }]))[0], { applied: true, gained: 100, reason: 'daily_cap' }, 'one award over the cap: the part under it')
   await ctx.writer.setXp({ guildId: guild, userId: '7', xp: MAX_XP - 5 })
   await awards(ctx, guild, [{ user_id: '7', xp: 3 }])
   t.match((await awards(ctx, guild, [{ user_id: '7', xp: 10 }]))[0], { applied: false, reason: 'xp_limit' }, 'an award over the XP limit')
-  t.equal(Number(await ctx.redis.zscore(ctx.keys.day(guild, day.label), boardMember('7'))), 3, 'is not counted against the cap')
+  t.equal(Number(await ctx.redis.hget(ctx.keys.dayGains(guild, day.label), boardMember('7'))), 3, 'is not counted against the cap')
 })
 
 t.test('daily cap at the day\'s edge: Redis\'s clock decides the server\'s day, whatever a writer\'s own clock says', async (t) => {
@@ -151,16 +151,16 @@ t.test('daily cap at the day\'s edge: Redis\'s clock decides the server\'s day, 
   const yesterday = zonedDay(today.start - 1, timeZone)
   const tomorrow = zonedDay(today.end, timeZone)
   // Yesterday's cap reached: a writer that believes it is still yesterday is told the time and counts today.
-  await ctx.redis.zadd(ctx.keys.day(guild, yesterday.label), 50, boardMember('1'))
+  await ctx.redis.hset(ctx.keys.dayGains(guild, yesterday.label), boardMember('1'), 50)
   const behind = otherInstance(t, ctx, today.start - 60_000 - now)
   t.match(await behind.awardXp({ guildId: guild, userId: '1', xp: 30 }), { applied: true, gained: 30 }, 'a writer a minute before the day\'s start by its clock: today\'s cap applies')
-  t.equal(Number(await ctx.redis.zscore(ctx.keys.day(guild, today.label), boardMember('1'))), 30, `counted in ${today.label}`)
-  t.equal(Number(await ctx.redis.zscore(ctx.keys.day(guild, yesterday.label), boardMember('1'))), 50, `${yesterday.label} unchanged`)
+  t.equal(Number(await ctx.redis.hget(ctx.keys.dayGains(guild, today.label), boardMember('1'))), 30, `counted in ${today.label}`)
+  t.equal(Number(await ctx.redis.hget(ctx.keys.dayGains(guild, yesterday.label), boardMember('1'))), 50, `${yesterday.label} unchanged`)
   // Today's cap reached: a writer that believes it is already tomorrow is refused by today's.
-  await ctx.redis.zadd(ctx.keys.day(guild, today.label), 50, boardMember('2'))
+  await ctx.redis.hset(ctx.keys.dayGains(guild, today.label), boardMember('2'), 50)
   const ahead = otherInstance(t, ctx, tomorrow.start + 60_000 - now)
   t.match(await ahead.awardXp({ guildId: guild, userId: '2', xp: 30 }), { applied: false, reason: 'daily_cap' }, 'a writer a minute into tomorrow by its clock: still today\'s cap')
-  t.equal(await ctx.redis.exists(ctx.keys.day(guild, tomorrow.label)), 0, 'nothing counted in tomorrow')
+  t.equal(await ctx.redis.exists(ctx.keys.dayGains(guild, tomorrow.label), ctx.keys.day(guild, tomorrow.label)), 0, 'nothing counted in tomorrow')
 })
 
 t.test('multipliers by role and channel: highest, multiply and add; a role or channel at 0 means no XP; exact in hundredths', async (t) => {

@@ -265,8 +265,8 @@ t.test("the server's rules judge a hidden member as any other: its cooldown and 
   // mee6: level 1 at 100 XP.
   t.same(await writer.awardXp({ guildId, userId: '40', xp: 120 }),
     { gained: 120, xp: 120, level: 1, leveledUp: true, applied: true, roles: { add: [ROLE], remove: [] } }, 'applied, with the role the level reached')
-  const day = keys.day(guildId, zonedDay(await redisNow(redis), 'UTC').label)
-  t.equal(await redis.zscore(day, boardMember('40')), '120', "the day's count is the plain gain")
+  const day = keys.dayGains(guildId, zonedDay(await redisNow(redis), 'UTC').label)
+  t.equal(await redis.hget(day, boardMember('40')), '120', "the day's count is the plain gain")
   t.equal(await redis.zscore(keys.guild(guildId).board, boardMember('40')), '-121', 'the board keeps it hidden')
   t.match((await writer.awardMany(guildId, [{ userId: '40', xp: 100 }]))[0], { applied: true, reason: 'daily_cap', gained: 30, xp: 150 }, 'the part under the cap')
   t.match((await writer.awardMany(guildId, [{ userId: '40', xp: 10 }]))[0], { applied: false, reason: 'daily_cap', gained: 0, xp: 150 }, 'then nothing')

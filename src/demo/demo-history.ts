@@ -26,7 +26,7 @@ export async function addDemoHistory (redis: RedisClient, keys: KeyBuilder, guil
   const today = zonedDay(now, 'UTC')
   // The seeded crowd counts as the board at yesterday's end: today's record of the seeding (every
   // member new today) goes, and each member's XP at the end of the day walked back to starts there.
-  await redis.unlink(keys.day(guildId, today.label), keys.dayStart(guildId, today.label))
+  await redis.unlink(keys.dayGains(guildId, today.label), keys.dayStart(guildId, today.label))
   const flat = await redis.zrange(k.board, 0, -1, 'WITHSCORES')
   const xpAtEnd = new Map<string, number>()
   for (let i = 0; i < flat.length; i += 2) xpAtEnd.set(flat[i] as string, Number(flat[i + 1]))
@@ -34,18 +34,18 @@ export async function addDemoHistory (redis: RedisClient, keys: KeyBuilder, guil
   const expireAt = today.end + 2 * 86_400_000 // the close frees them; this bounds a close never run
   for (let back = 1; back <= DEMO_HISTORY_DAYS; back++) {
     const label = shiftDay(today.label, -back)
-    const gains: Array<string | number> = []
+    const gains: Record<string, string> = {}
     const starts: Record<string, string> = {}
     for (const [member, xp] of xpAtEnd) {
       if (!random.chance(ACTIVE_SHARE) || xp <= 1) continue
       const gained = Math.min(xp - 1, random.int(15, 400))
-      gains.push(gained, member)
+      gains[member] = String(gained)
       starts[member] = String(xp - gained)
       xpAtEnd.set(member, xp - gained)
     }
-    if (gains.length === 0) continue
+    if (Object.keys(gains).length === 0) continue
     await redis.multi()
-      .zadd(keys.day(guildId, label), ...gains).pexpireat(keys.day(guildId, label), expireAt)
+      .hset(keys.dayGains(guildId, label), gains).pexpireat(keys.dayGains(guildId, label), expireAt)
       .hset(keys.dayStart(guildId, label), starts).pexpireat(keys.dayStart(guildId, label), expireAt)
       .exec()
   }

@@ -201,11 +201,20 @@ export class KeyBuilder {
 
   /**
    * ZSET: board member -> XP gained by awards during one day of the server (its time zone,
-   * `YYYY-MM-DD`), only members that gained (a day closed before may also hold 0 for a member a
-   * write touched without a gain). The daily cap counts it too.
+   * `YYYY-MM-DD`), as earlier versions kept it (with 0 for a member a write touched without a
+   * gain); no longer written, but read where it is (the daily cap, the close) until its day is
+   * closed: a day's gains are dayGains plus this.
    */
   day (guildId: string, label: string): string {
     return `${this.prefix}:{${guildId}}:day:${dayLabel(label)}`
+  }
+
+  /**
+   * HASH: board member -> XP gained by awards during one day of the server (its time zone,
+   * `YYYY-MM-DD`), members that gained only: the daily cap's count and the day's gains for its history.
+   */
+  dayGains (guildId: string, label: string): string {
+    return `${this.prefix}:{${guildId}}:day-gains:${dayLabel(label)}`
   }
 
   /**

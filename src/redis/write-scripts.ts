@@ -9,14 +9,14 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns', 'hidden'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayGains', 'dayStart', 'hist', 'cooldowns', 'hidden'],
     argv: ['member', 'gain', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
       'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
   // Then 6 values per award (board member, gain, username, its own operation id or '', display
   // name, avatar URL): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayStart', 'hist', 'cooldowns', 'hidden'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayGains', 'dayStart', 'hist', 'cooldowns', 'hidden'],
     argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
@@ -70,15 +70,15 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayTouched: {
-    keys: ['lease', 'dayStart', 'day', 'members', 'snapshot', 'order'],
+    keys: ['lease', 'dayStart', 'day', 'dayGains', 'members', 'snapshot', 'order'],
     argv: ['token', 'leaseMs', 'cursor', 'count']
   },
   closeDayChanges: {
-    keys: ['lease', 'order', 'day', 'dayStart', 'changesDay'],
+    keys: ['lease', 'order', 'day', 'dayGains', 'dayStart', 'changesDay'],
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayCommit: {
-    keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayStart', 'version'],
+    keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayGains', 'dayStart', 'version'],
     argv: ['token', 'label', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
   },
   closeDayForget: {
@@ -149,14 +149,14 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-17.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
+/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-18.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
 export type AwardReply = [number, number, number, string?, string?]
 
 export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 6 values each (see award-batch-17.lua). */
+/** The awards follow the named arguments: 6 values each (see award-batch-18.lua). */
 export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<Array<number | string>> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }

@@ -45,6 +45,7 @@ export interface CalendarWindow {
     lastWeek: string
     lastMonth: string
     day: string
+    dayGains: string
     dayStart: string
   }
   args: {
@@ -95,6 +96,7 @@ export class CalendarWrites {
         lastWeek: keys.period(guildId, calendar.lastWeek.label),
         lastMonth: keys.period(guildId, calendar.lastMonth.label),
         day: keys.day(guildId, calendar.day.label),
+        dayGains: keys.dayGains(guildId, calendar.day.label),
         dayStart: keys.dayStart(guildId, calendar.day.label)
       },
       args: {

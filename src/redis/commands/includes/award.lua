@@ -31,7 +31,7 @@ end
 -- k: { board, members, settings, hidden, week, month, season, cooldowns }; a: { member, gained
 -- (the caller's gain, src/rules/gain.ts), username, display, avatar (includes/profile.lua: ''
 -- keeps each) }; s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
--- (calendar-counting's day keys, whose board is the daily cap's count), periods_grew (set here
+-- (calendar-counting's day keys, whose gains are the daily cap's count), periods_grew (set here
 -- when the award added a member to the week's or the month's board) }.
 -- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
 -- levels from the XP under the settings whose epoch the script checked) and whether anything
@@ -50,7 +50,7 @@ local function award_one (k, a, s, deltas)
   local status = AWARDED
   if gained > 0 then
     if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(COOLDOWN, old_xp), false end
-    local room = cap_room(s.rules, s.day.day, a.member)
+    local room = cap_room(s.rules, s.day, a.member)
     if room ~= nil and gained > room then
       if room <= 0 then return refused(DAILY_CAP, old_xp), false end
       gained, status = room, CAPPED

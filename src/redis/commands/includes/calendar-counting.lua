@@ -34,11 +34,14 @@ local function count_in_season (key, member, gained, hidden)
   if gained > 0 then add_gain(key, member, gained, hidden) end
 end
 
--- The day's keys: d = { day, day_start, hist, label, expire_at, now }.
+-- The day's keys: d = { legacy, gains, day_start, hist, label, expire_at, now }: `gains` the
+-- day's gains (HASH, board member -> XP gained; members that gained only), `legacy` the same as a
+-- sorted set, as versions before the hash kept it (read, never written: a day begun by one still
+-- counts what it gained there), `day_start` the first touches.
 -- A member's first touch in the day keeps its visible XP before it (`-`: not on the visible
 -- board) in the day-start hash; the first member of the day sets the day-start hash to expire (a
--- day no instance closes still goes) and names the day in the history hash. The day's board gets
--- its expiry from its own first member (touch_day), which may come later.
+-- day no instance closes still goes) and names the day in the history hash. The day's gains get
+-- their expiry from their own first member (touch_day), which may come later.
 local function day_started (d)
   redis.call('PEXPIREAT', d.day_start, d.expire_at)
   redis.call('HSET', d.hist, 'latest_day', d.label)
@@ -52,16 +55,24 @@ local function visible_xp (score)
   return int(xp)
 end
 
+-- The XP `member` gained today so far (the daily cap's count).
+local function day_gained (d, member)
+  local gained = tonumber(redis.call('HGET', d.gains, member) or '0')
+  if d.legacy_exists == nil then d.legacy_exists = redis.call('EXISTS', d.legacy) == 1 end
+  if d.legacy_exists then gained = gained + tonumber(redis.call('ZSCORE', d.legacy, member) or '0') end
+  return gained
+end
+
 -- A write touched `member`: it gained `gained` XP (0 for a write that is not an award); its board
 -- score before this write's change was `old_score` (false: not on the board). Only a gain goes
--- to the day's board: the members the day touched are the day-start hash's (what the close
--- reads), and a board of zeros cost a bulk write a string comparison at every level of a sorted
--- set where every score ties.
+-- to the day's gains: the members the day touched are the day-start hash's (what the close
+-- reads). The gains are a hash, not a sorted set: most members tie on a day's gains, and an
+-- update of a sorted set of ties compares member strings at every level.
 local function touch_day (d, member, gained, old_score)
   -- A first gain is the only one whose new score equals it; a first touch is HSETNX's to tell.
   if gained > 0 then
-    if tonumber(redis.call('ZINCRBY', d.day, int(gained), member)) ~= gained then return end
-    if redis.call('ZCARD', d.day) == 1 then redis.call('PEXPIREAT', d.day, d.expire_at) end
+    if redis.call('HINCRBY', d.gains, member, int(gained)) ~= gained then return end
+    if redis.call('HLEN', d.gains) == 1 then redis.call('PEXPIREAT', d.gains, d.expire_at) end
   end
   if redis.call('HSETNX', d.day_start, member, visible_xp(old_score)) == 1 and redis.call('HLEN', d.day_start) == 1 then
     day_started(d)

@@ -38,6 +38,19 @@ local function chunk_at (key, first, count, reverse)
   return flat, members, m
 end
 
+-- The XP each of members[1..m] gained in a day: its gains hash, plus its sorted set where a
+-- version before the hash kept them (includes/calendar-counting.lua).
+local function gains_of (gains_key, legacy_key, members, m)
+  local gains = redis.call('HMGET', gains_key, unpack(members, 1, m))
+  if redis.call('EXISTS', legacy_key) == 1 then
+    local legacy = redis.call('ZMSCORE', legacy_key, unpack(members, 1, m))
+    for i = 1, m do
+      if legacy[i] then gains[i] = tonumber(gains[i] or '0') + tonumber(legacy[i]) end
+    end
+  end
+  return gains
+end
+
 -- ZADD NX of flat { score, member, ... } pairs (one command).
 local function add_new (key, pairs, n)
   if n > 0 then redis.call('ZADD', key, 'NX', unpack(pairs, 1, n)) end

@@ -4,6 +4,7 @@
 -- that takes such a gain checks the epoch first (includes/calendar-counting.lua's calendar_check),
 -- and applies nothing when it moved.
 --- @include "levels"
+--- @include "calendar-counting"
 
 -- The longest cooldown the settings allow (SETTINGS_LIMITS.cooldownSeconds.max), in ms: a
 -- member's last award older than this can never hold an award off, whatever the setting becomes.
@@ -65,12 +66,12 @@ local function trim_cooldowns (rules, cooldowns_key, now)
   redis.call('PEXPIRE', cooldowns_key, MAX_COOLDOWN_MS)
 end
 
--- The XP the member may still gain today, or nil for no cap. The day's board (board member ->
--- the XP its awards gained in the server's day, includes/calendar-counting.lua) is the cap's
--- count: the history's day board, one key and one count.
-local function cap_room (rules, day_key, member)
+-- The XP the member may still gain today, or nil for no cap. The day's gains (board member ->
+-- the XP its awards gained in the server's day, includes/calendar-counting.lua) are the cap's
+-- count: the history's, one count. `day` is calendar-counting's day context.
+local function cap_room (rules, day, member)
   if rules.cap == 0 then return nil end
-  return rules.cap - tonumber(redis.call('ZSCORE', day_key, member) or '0')
+  return rules.cap - day_gained(day, member)
 end
 
 -- How many rewards a member holding `xp` has reached: a reward's level is reached at its XP, so

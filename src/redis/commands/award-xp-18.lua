@@ -4,7 +4,7 @@
   boards (includes/periods.lua), the current season's board and the server's day
   (includes/calendar-counting.lua), and appends the events it causes (includes/events.lua). A
   hidden member's award goes to its encoded scores (includes/visibility.lua). The award itself is
-  includes/award.lua's, which award-batch-17.lua applies to many.
+  includes/award.lua's, which award-batch-18.lua applies to many.
 
   KEYS[1] board      ZSET board member -> xp
   KEYS[2] members    HASH board member -> record (see includes/records.lua)
@@ -18,11 +18,12 @@
   KEYS[10] event_subscriptions HASH who listens to the server's events (includes/events.lua)
   KEYS[11] events    STREAM the server's events
   KEYS[12] season    ZSET board member -> xp gained in the current season
-  KEYS[13] day       ZSET board member -> xp gained in the server's current day (the daily cap's count)
-  KEYS[14] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[15] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[16] cooldowns ZSET board member -> Unix ms of its last award that added XP
-  KEYS[17] hidden    HASH board member -> why the user is hidden (includes/visibility.lua)
+  KEYS[13] day       ZSET the day's gains as an earlier version kept them (read only, while it exists)
+  KEYS[14] day_gains HASH board member -> xp gained in the server's current day (with KEYS[13], the daily cap's count)
+  KEYS[15] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[16] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP
+  KEYS[18] hidden    HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] board member (complemented, zero-padded user_id)
   ARGV[2] gain, an integer from 0 (the award with its multipliers, src/rules/gain.ts)
@@ -31,7 +32,7 @@
   ARGV[5] operation id
   ARGV[6] how long a bucket's hash lives, ms
   ARGV[7] ARGV[8] the window [from, until), Unix ms, in which the week's, the month's and the
-          day's keys (KEYS[8], KEYS[9], KEYS[13], KEYS[14]) are current and the gain was computed
+          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) are current and the gain was computed
   ARGV[9] ARGV[10] when the week's and the month's boards expire, Unix ms
   ARGV[11] the settings' epoch the gain was computed at
   ARGV[12] when the current season ends, Unix ms, or '' (never by itself)
@@ -41,7 +42,7 @@
   ARGV[16] avatar URL, the same way
 
   Returns { status, xp, gained, roles to add, roles to remove } (status 1 or 3 applied; -1, -4,
-  -5 not applied, nothing changed: as award-batch-17.lua says; roles as comma-separated ids, ''
+  -5 not applied, nothing changed: as award-batch-18.lua says; roles as comma-separated ids, ''
   for none); or, with nothing changed and nothing remembered:
           { -2, now_ms } when Redis's clock is outside the window,
           { -3, epoch } when the settings' epoch moved (the settings changed, or a season ended),
@@ -60,19 +61,19 @@ local rules = load_rules(KEYS[4])
 local now, refusal = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8], ARGV[12], rules.epoch)
 if refusal then return refusal end
 
-local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[17], week = KEYS[8], month = KEYS[9], season = KEYS[12],
-            cooldowns = KEYS[16] }
+local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[18], week = KEYS[8], month = KEYS[9], season = KEYS[12],
+            cooldowns = KEYS[17] }
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local deltas = new_deltas()
 local s = { rules = rules, now = now, max_xp = tonumber(ARGV[4]), events = events,
-            day = { day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[13], expire_at = ARGV[14], now = now } }
+            day = { legacy = KEYS[13], gains = KEYS[14], day_start = KEYS[15], hist = KEYS[16], label = ARGV[13], expire_at = ARGV[14], now = now } }
 local reply, changed = award_one(k,
   { member = ARGV[1], gained = ARGV[2], username = ARGV[3], display = ARGV[15], avatar = ARGV[16] }, s, deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[9], ARGV[10]) end
-  trim_cooldowns(rules, KEYS[16], now)
+  trim_cooldowns(rules, KEYS[17], now)
   bump_version(KEYS[5])
   events_done(events)
 end

@@ -7,9 +7,10 @@
 
   KEYS[1] lease       STRING the closing lease
   KEYS[2] order       ZSET the touched members by history index
-  KEYS[3] day         ZSET board member -> xp gained in the day
-  KEYS[4] day_start   HASH board member -> visible xp before its first change in the day
-  KEYS[5] changes_day STRING the day's change records, being built
+  KEYS[3] day         ZSET the day's gains as an earlier version kept them (read where it exists)
+  KEYS[4] day_gains   HASH board member -> xp gained in the day
+  KEYS[5] day_start   HASH board member -> visible xp before its first change in the day
+  KEYS[6] changes_day STRING the day's change records, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -25,14 +26,14 @@ local first = tonumber(ARGV[3])
 local unindexed = redis.call('ZCOUNT', KEYS[2], '-inf', '(0')
 local flat, members, m = chunk_at(KEYS[2], unindexed + first, tonumber(ARGV[4]))
 if m == 0 then return { CLOSE_DONE, 0 } end
-local starts = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
-local gains = redis.call('ZMSCORE', KEYS[3], unpack(members, 1, m))
+local starts = redis.call('HMGET', KEYS[5], unpack(members, 1, m))
+local gains = gains_of(KEYS[4], KEYS[3], members, m)
 local packed = {}
 for i = 1, m do
   local start = starts[i]
   local start_xp = (start and start ~= '-') and tonumber(start) or NO_XP
   packed[i] = pack_change(tonumber(flat[2 * i]), start_xp, tonumber(gains[i] or '0'))
 end
-if first == 0 then redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * (redis.call('ZCARD', KEYS[2]) - unindexed) - 1, '\0') end
-redis.call('SETRANGE', KEYS[5], CHANGE_BYTES * first, table.concat(packed))
+if first == 0 then redis.call('SETRANGE', KEYS[6], CHANGE_BYTES * (redis.call('ZCARD', KEYS[2]) - unindexed) - 1, '\0') end
+redis.call('SETRANGE', KEYS[6], CHANGE_BYTES * first, table.concat(packed))
 return { CLOSE_DONE, m }

@@ -2,17 +2,18 @@
   Close, the day's changes: a chunk of the members the day touched (its day-start hash, final
   once the day ended), put in order of history index for the change records; and the day's
   activity, counted over the members on the visible board at its end that gained XP (the day's
-  board holds only gains). The hash is read with HSCAN, which may give a member twice (when the
+  gains hold only those). The hash is read with HSCAN, which may give a member twice (when the
   hash is resized during the walk): a member already in `order` is not counted again, so a member
   without a history index goes in too, below every index (NO_INDEX), where the changes step
   skips it.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[3] day       ZSET board member -> xp gained in the day
-  KEYS[4] members   HASH board member -> record
-  KEYS[5] snapshot  ZSET the board at the day's end
-  KEYS[6] order     ZSET the touched members by history index, being built
+  KEYS[3] day       ZSET the day's gains as an earlier version kept them (read where it exists)
+  KEYS[4] day_gains HASH board member -> xp gained in the day
+  KEYS[5] members   HASH board member -> record
+  KEYS[6] snapshot  ZSET the board at the day's end
+  KEYS[7] order     ZSET the touched members by history index, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -33,10 +34,10 @@ for i = 1, #fields, 2 do
   members[m] = fields[i]
 end
 if m == 0 then return { CLOSE_DONE, scan[1], 0, 0 } end
-local seen = redis.call('ZMSCORE', KEYS[6], unpack(members, 1, m))
-local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
-local gains = redis.call('ZMSCORE', KEYS[3], unpack(members, 1, m))
-local visible = redis.call('ZMSCORE', KEYS[5], unpack(members, 1, m))
+local seen = redis.call('ZMSCORE', KEYS[7], unpack(members, 1, m))
+local records = redis.call('HMGET', KEYS[5], unpack(members, 1, m))
+local gains = gains_of(KEYS[4], KEYS[3], members, m)
+local visible = redis.call('ZMSCORE', KEYS[6], unpack(members, 1, m))
 local order, n = {}, 0
 local active, gained = 0, 0
 for i = 1, m do
@@ -51,5 +52,5 @@ for i = 1, m do
     end
   end
 end
-if n > 0 then redis.call('ZADD', KEYS[6], unpack(order, 1, n)) end
+if n > 0 then redis.call('ZADD', KEYS[7], unpack(order, 1, n)) end
 return { CLOSE_DONE, scan[1], active, int(gained) }
