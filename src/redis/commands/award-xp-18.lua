@@ -68,8 +68,7 @@ if events then events.curve = rules.curve end
 local deltas = new_deltas()
 local s = { rules = rules, now = now, max_xp = tonumber(ARGV[4]), events = events,
             day = { legacy = KEYS[13], gains = KEYS[14], day_start = KEYS[15], hist = KEYS[16], label = ARGV[13], expire_at = ARGV[14], now = now } }
-local reply, changed = award_one(k,
-  { member = ARGV[1], gained = ARGV[2], username = ARGV[3], display = ARGV[15], avatar = ARGV[16] }, s, deltas)
+local status, xp, gained, add, remove, changed = award_one(k, ARGV[1], ARGV[2], ARGV[3], ARGV[15], ARGV[16], s, deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[9], ARGV[10]) end
@@ -77,4 +76,4 @@ if changed then
   bump_version(KEYS[5])
   events_done(events)
 end
-return remember(KEYS[6], ARGV[5], ARGV[6], reply)
+return remember(KEYS[6], ARGV[5], ARGV[6], { status, xp, gained, add, remove })

@@ -17,61 +17,58 @@
 -- cap), or not applied and why.
 local AWARDED, CAPPED, OVER_XP_LIMIT, COOLDOWN, DAILY_CAP = 1, 3, -1, -4, -5
 
--- The reply of an award not applied: the member's XP as it stands, nothing gained.
-local function refused (status, xp)
-  return { status, xp, 0, '', '' }
-end
-
 -- Roles as a reply carries them: comma-separated ids, '' for none.
 local function role_lists (changes)
   if changes == nil then return '', '' end
   return table.concat(changes.add, ','), table.concat(changes.remove, ',')
 end
 
--- k: { board, members, settings, hidden, week, month, season, cooldowns }; a: { member, gained
--- (the caller's gain, src/rules/gain.ts), username, display, avatar (includes/profile.lua: ''
--- keeps each) }; s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
+-- k: { board, members, settings, hidden, week, month, season, cooldowns }; member, gain (the
+-- caller's, src/rules/gain.ts, as its digits), username, display, avatar (includes/profile.lua:
+-- '' keeps each); s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
 -- (calendar-counting's day keys, whose gains are the daily cap's count), periods_grew (set here
 -- when the award added a member to the week's or the month's board) }.
--- Returns the reply { status, xp, gained, roles to add, roles to remove } (the caller computes
--- levels from the XP under the settings whose epoch the script checked) and whether anything
--- changed. The week's and month's boards get their expiry from the caller, once per call that
--- added a member to them (expire_periods). An award that adds nothing (a role or channel at 0,
--- a gain rounded down to 0) is applied (the member and its name are recorded, the day touched)
--- but is not judged by the rules and starts no cooldown.
+-- Returns the reply's values: status, xp, gained, roles to add, roles to remove (the caller
+-- computes levels from the XP under the settings whose epoch the script checked); then whether
+-- anything changed. Values, not a table: a batch applies hundreds of awards a call, and each
+-- table is garbage for Lua's collector, a fifth of Redis's time under awards. The week's and
+-- month's boards get their expiry from the caller, once per call that added a member to them
+-- (expire_periods). An award that adds nothing (a role or channel at 0, a gain rounded down to
+-- 0) is applied (the member and its name are recorded, the day touched) but is not judged by
+-- the rules and starts no cooldown.
 -- A hidden member's award is judged by the same rules (its cooldown and its day's count are
 -- plain values: a cap is a cap), counts into its encoded scores (includes/visibility.lua), not
 -- into the aggregates, and causes no public event; its reply still carries its roles.
-local function award_one (k, a, s, deltas)
-  local gained = tonumber(a.gained)
-  local score = redis.call('ZSCORE', k.board, a.member)
+local function award_one (k, member, gain, username, display, avatar, s, deltas)
+  local gained = tonumber(gain)
+  local score = redis.call('ZSCORE', k.board, member)
   local old_xp, hidden = 0, false
-  if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(k.hidden, a.member) end
+  if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(k.hidden, member) end
   local status = AWARDED
   if gained > 0 then
-    if in_cooldown(s.rules, k.cooldowns, a.member, s.now) then return refused(COOLDOWN, old_xp), false end
-    local room = cap_room(s.rules, s.day, a.member)
+    if in_cooldown(s.rules, k.cooldowns, member, s.now) then return COOLDOWN, old_xp, 0, '', '', false end
+    local room = cap_room(s.rules, s.day, member)
     if room ~= nil and gained > room then
-      if room <= 0 then return refused(DAILY_CAP, old_xp), false end
-      gained, status = room, CAPPED
+      if room <= 0 then return DAILY_CAP, old_xp, 0, '', '', false end
+      gained, status, gain = room, CAPPED, int(room)
     end
   end
   local new_xp = old_xp + gained
-  if new_xp > s.max_xp then return refused(OVER_XP_LIMIT, old_xp), false end
-  redis.call('ZADD', k.board, int(encode_score(new_xp, hidden)), a.member)
-  set_names(k.members, a.member, a.username, a.display, a.avatar)
+  if new_xp > s.max_xp then return OVER_XP_LIMIT, old_xp, 0, '', '', false end
+  redis.call('ZADD', k.board, int(encode_score(new_xp, hidden)), member)
+  set_names(k.members, member, username, display, avatar)
   if not hidden then add_xp_change(deltas, old_xp, new_xp) end
   if gained > 0 then
-    local new_in_week = count_in_period(k.week, a.member, gained, hidden)
-    if count_in_period(k.month, a.member, gained, hidden) or new_in_week then s.periods_grew = true end
-    start_cooldown(s.rules, k.cooldowns, a.member, s.now)
+    local new_in_week = count_in_period(k.week, member, gained, hidden, gain)
+    if count_in_period(k.month, member, gained, hidden, gain) or new_in_week then s.periods_grew = true end
+    start_cooldown(s.rules, k.cooldowns, member, s.now)
   end
-  count_in_season(k.season, a.member, gained, hidden)
-  touch_day(s.day, a.member, gained, score)
+  count_in_season(k.season, member, gained, hidden, gain)
+  touch_day(s.day, member, gained, score, gain)
   local changes = role_changes(s.rules, old_xp, new_xp)
-  if not hidden then member_moved(s.events, k, a.member, score ~= false, old_xp, new_xp, changes) end
+  if not hidden then member_moved(s.events, k, member, score ~= false, old_xp, new_xp, changes) end
   local add, remove = role_lists(changes)
-  return { status, new_xp, gained, add, remove }, true
+  return status, new_xp, gained, add, remove, true
 end
 
 -- Once per call whose awards added a member to the week's or the month's board (s.periods_grew

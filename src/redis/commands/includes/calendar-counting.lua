@@ -29,9 +29,9 @@ local function calendar_check (settings_key, epoch, from, to, season_ends_at, st
 end
 
 -- Counts `gained` XP into the current season's board, for a member shown or `hidden`
--- (includes/visibility.lua).
-local function count_in_season (key, member, gained, hidden)
-  if gained > 0 then add_gain(key, member, gained, hidden) end
+-- (includes/visibility.lua; `digits` as its add_gain takes it).
+local function count_in_season (key, member, gained, hidden, digits)
+  if gained > 0 then add_gain(key, member, gained, hidden, digits) end
 end
 
 -- The day's keys: d = { legacy, gains, day_start, hist, label, expire_at, now }: `gains` the
@@ -64,14 +64,15 @@ local function day_gained (d, member)
 end
 
 -- A write touched `member`: it gained `gained` XP (0 for a write that is not an award); its board
--- score before this write's change was `old_score` (false: not on the board). Only a gain goes
+-- score before this write's change was `old_score` (false: not on the board); `digits` is
+-- `gained` as a string when the caller has it (nil: made here). Only a gain goes
 -- to the day's gains: the members the day touched are the day-start hash's (what the close
 -- reads). The gains are a hash, not a sorted set: most members tie on a day's gains, and an
 -- update of a sorted set of ties compares member strings at every level.
-local function touch_day (d, member, gained, old_score)
+local function touch_day (d, member, gained, old_score, digits)
   -- A first gain is the only one whose new score equals it; a first touch is HSETNX's to tell.
   if gained > 0 then
-    if redis.call('HINCRBY', d.gains, member, int(gained)) ~= gained then return end
+    if redis.call('HINCRBY', d.gains, member, digits or int(gained)) ~= gained then return end
     if redis.call('HLEN', d.gains) == 1 then redis.call('PEXPIREAT', d.gains, d.expire_at) end
   end
   if redis.call('HSETNX', d.day_start, member, visible_xp(old_score)) == 1 and redis.call('HLEN', d.day_start) == 1 then

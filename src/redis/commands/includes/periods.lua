@@ -15,10 +15,11 @@ local function period_clock (from, to)
   return now, now >= tonumber(from) and now < tonumber(to)
 end
 
--- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden`; returns whether
+-- Counts `gained` (> 0) XP into a period board, for a member shown or `hidden` (`digits`: as
+-- add_gain of includes/visibility.lua takes it); returns whether
 -- the member is new to it. The board's expiry is the caller's to set, once per script call that
 -- added a member to it (expire_periods in includes/award.lua): only a new member can be the
 -- key's first, so a call that adds none leaves the expiry as the key has it.
-local function count_in_period (key, member, gained, hidden)
-  return add_gain(key, member, gained, hidden)
+local function count_in_period (key, member, gained, hidden, digits)
+  return add_gain(key, member, gained, hidden, digits)
 end

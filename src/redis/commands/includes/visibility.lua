@@ -48,11 +48,12 @@ local function hidden_user (hidden_key, member)
 end
 
 -- Adds `gained` (> 0) XP to a member's score on a board that counts gains (a period's, a
--- season's), where the member is shown or hidden as `hidden` says. Returns whether the member is
--- new to the board (its first gain there).
-local function add_gain (key, member, gained, hidden)
+-- season's), where the member is shown or hidden as `hidden` says; `digits` is `gained` as a
+-- string when the caller has it (nil: made here). Returns whether the member is new to the board
+-- (its first gain there).
+local function add_gain (key, member, gained, hidden, digits)
   if not hidden then
-    return tonumber(redis.call('ZINCRBY', key, int(gained), member)) == gained
+    return tonumber(redis.call('ZINCRBY', key, digits or int(gained), member)) == gained
   end
   if redis.call('ZSCORE', key, member) then
     redis.call('ZINCRBY', key, int(-gained), member)
