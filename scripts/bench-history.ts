@@ -2,11 +2,11 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close] [--baseline COMMIT]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
-// award on the code before them (the commit BASELINE, extracted from git into a temporary
+// award on the code before them (commit 1186f85, or --baseline's commit, extracted from git into a temporary
 // directory and loaded beside this one, on its own connection and server), R alternating rounds
 // (default 10) of 10,000 awards with 100 in flight to random members of 10,000; the ratio is the
 // median of the rounds' ratios.
@@ -33,7 +33,7 @@ import { RedisServer } from '../test/helpers/redis-server.js'
 import { type Cleanups, runBenchmark } from './run-benchmark.js'
 
 /** The code before seasons and history: main as it stood when they were merged. */
-const BASELINE = '1186f85'
+const BEFORE_HISTORY = '1186f85'
 const DAY_MS = 86_400_000
 /** A Monday, 00:00 UTC: the first day of the first season. */
 const START = Date.UTC(2026, 5, 1)
@@ -45,13 +45,15 @@ const { values: args } = parseArgs({
     active: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '10' },
     chunk: { type: 'string', default: '250' },
-    only: { type: 'string' }
+    only: { type: 'string' },
+    baseline: { type: 'string', default: BEFORE_HISTORY }
   }
 })
 const MEMBERS = Number(args.members)
 const DAYS = Number(args.days)
 const ACTIVE = Number(args.active)
 const ROUNDS = Number(args.rounds)
+const BASELINE = args.baseline
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
@@ -195,7 +197,7 @@ async function benchAwards (cleanups: Cleanups, server: RedisServer, clock: Fake
     rows.push([us.before ?? NaN, us.now ?? NaN])
     ratios.push((us.now ?? NaN) / (us.before ?? NaN))
   }
-  console.log('| round | before: Redis µs/award | with seasons and history | ratio |')
+  console.log(`| round | ${BASELINE}: Redis µs/award | this checkout | ratio |`)
   console.log('|---|---|---|---|')
   rows.forEach(([b, n], i) => { console.log(`| ${i + 1} | ${fmt(b, 1)} | ${fmt(n, 1)} | ${fmt(n / b, 3)} |`) })
   console.log(`median ratio: ${fmt(median(ratios), 3)} (range ${fmt(Math.min(...ratios), 3)} to ${fmt(Math.max(...ratios), 3)}); load ${load()}\n`)

@@ -20,7 +20,7 @@ export const WRITE_SCRIPTS = {
     argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'day', 'dayStart', 'hist', 'hidden'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'settings', 'eventSubscriptions', 'events', 'dayStart', 'hist', 'hidden'],
     argv: ['member', 'xp', 'username', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
   setUsername: {
@@ -28,16 +28,16 @@ export const WRITE_SCRIPTS = {
     argv: ['member', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   removeMember: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'day', 'dayStart', 'hist', 'hidden', 'cooldowns'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'dayStart', 'hist', 'hidden', 'cooldowns'],
     argv: ['member', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   dailyClaim: {
-    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    keys: ['board', 'members', 'version', 'ops', 'opsPrev', 'settings', 'dayStart', 'hist', 'hidden'],
     argv: ['member', 'atMs', 'maxAheadMs', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
-  // Then the members, their XP and records, and the profiles (see bulk-set-members-9.lua): bulkSetMembers's `members`.
+  // Then the members, their XP and records, and the profiles (see bulk-set-members-8.lua): bulkSetMembers's `members`.
   bulkSetMembers: {
-    keys: ['board', 'members', 'stats', 'version', 'settings', 'day', 'dayStart', 'hist', 'hidden'],
+    keys: ['board', 'members', 'stats', 'version', 'settings', 'dayStart', 'hist', 'hidden'],
     argv: ['whole', 'named', 'dated', 'bare', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt', 'profiled']
   },
   endSeason: {
@@ -96,7 +96,7 @@ export const WRITE_SCRIPTS = {
   // Its number of keys is given with each call: these, then the seasons' boards (`boards`); then
   // 3 values per item (board member, '0' hide or '1' show, reason): setVisibility's `items`.
   setVisibility: {
-    keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth', 'settings', 'day', 'dayStart', 'hist'],
+    keys: ['board', 'stats', 'version', 'hidden', 'week', 'lastWeek', 'month', 'lastMonth', 'settings', 'dayStart', 'hist'],
     argv: ['from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   claimSlug: {
@@ -162,7 +162,7 @@ export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardB
 }
 
 /**
- * 1, the previous XP, roles to add and to remove, the level after (see set-xp-13.lua; a reply
+ * 1, the previous XP, roles to add and to remove, the level after (see set-xp-12.lua; a reply
  * remembered before roles were given holds the previous XP alone after the 1); or a calendar refusal.
  */
 export type SetXpReply = [number, number, string?, string?, number?]

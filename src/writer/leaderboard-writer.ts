@@ -232,7 +232,7 @@ class BulkColumns {
     return this.userIds.length
   }
 
-  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-9.lua). */
+  /** The script's arguments for members `from` to `to` - 1 (see bulk-set-members-8.lua). */
   args (from: number, to: number): string[] {
     const n = to - from
     // Group 0: username and daily record given; 1: username only; 2: daily record only; 3: neither.

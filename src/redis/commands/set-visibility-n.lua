@@ -10,7 +10,7 @@
   Each member that moves is kept in the server's day (includes/calendar-counting.lua: its
   visible XP before the move), so the day's close sees the board as it stood at the day's end.
 
-  The number of keys is given with each call: 12, then the seasons' boards.
+  The number of keys is given with each call: 11, then the seasons' boards.
   KEYS[1] board      ZSET board member -> xp
   KEYS[2] stats      HASH aggregates
   KEYS[3] version    STRING the server's data version
@@ -20,13 +20,12 @@
   KEYS[7] month      ZSET the current UTC month's
   KEYS[8] last_month ZSET the previous UTC month's
   KEYS[9] settings   HASH the settings, and their `epoch`
-  KEYS[10] day       ZSET board member -> xp gained in the server's current day
-  KEYS[11] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[12] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[13..] the seasons' boards, current and archived (every other board a score is kept in)
+  KEYS[10] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[11] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[12..] the seasons' boards, current and archived (every other board a score is kept in)
 
   ARGV[1] ARGV[2] the window [from, until), Unix ms, in which KEYS[5..8] are the current and
-          previous periods and KEYS[10], KEYS[11] the current day's keys
+          previous periods and KEYS[10] the current day's day-start hash
   ARGV[3] the settings' epoch the caller computed with
   ARGV[4] the day's label (YYYY-MM-DD)
   ARGV[5] when the day's keys expire, Unix ms
@@ -49,7 +48,7 @@ if refusal then return refusal end
 
 local REASONS = { 'left', 'opted_out' }   -- the order reasons are kept in
 local FIRST = 6                           -- ARGV[FIRST + 3i] is item i's board member
-local SEASONS = 13                        -- KEYS[SEASONS..] are the seasons' boards
+local SEASONS = 12                        -- KEYS[SEASONS..] are the seasons' boards
 local n = (#ARGV - FIRST + 1) / 3
 local members = {}
 for i = 1, n do members[i] = ARGV[FIRST + 3 * (i - 1)] end
@@ -130,6 +129,6 @@ for xp_sign, list in pairs({ [-1] = { hide, h, true }, [1] = { show, s, false } 
   for k = SEASONS, #KEYS do flip_scores(KEYS[k], list[1], list[2], list[3]) end
 end
 apply_deltas(KEYS[2], deltas)
-touch_day_many({ day = KEYS[10], day_start = KEYS[11], hist = KEYS[12], label = ARGV[4], expire_at = ARGV[5], now = now }, touched, touched_old, t)
+touch_day_many({ day_start = KEYS[10], hist = KEYS[11], label = ARGV[4], expire_at = ARGV[5], now = now }, touched, touched_old, t)
 bump_version(KEYS[3])
 return reply

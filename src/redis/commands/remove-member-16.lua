@@ -17,17 +17,16 @@
   KEYS[10] last_month ZSET the previous UTC month's
   KEYS[11] season    ZSET the current season's board
   KEYS[12] settings  HASH the settings, and their `epoch`
-  KEYS[13] day       ZSET board member -> xp gained in the server's current day
-  KEYS[14] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[15] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[16] hidden    HASH board member -> why the user is hidden (forgotten with the member:
+  KEYS[13] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[14] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[15] hidden    HASH board member -> why the user is hidden (forgotten with the member:
                      includes/visibility.lua)
-  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP (includes/rules.lua)
+  KEYS[16] cooldowns ZSET board member -> Unix ms of its last award that added XP (includes/rules.lua)
 
   ARGV[1] board member
   ARGV[2] operation id
   ARGV[3] how long a bucket's hash lives, ms
-  ARGV[4] ARGV[5] the window [from, until), Unix ms, in which KEYS[7..10], KEYS[13] and KEYS[14]
+  ARGV[4] ARGV[5] the window [from, until), Unix ms, in which KEYS[7..10] and KEYS[13]
           are the current and previous periods and the current day
   ARGV[6] the settings' epoch the caller computed with
   ARGV[7] the day's label (YYYY-MM-DD)
@@ -53,13 +52,13 @@ local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then
   return remember(KEYS[5], ARGV[2], ARGV[3], { 0 })
 end
-touch_day({ day = KEYS[13], day_start = KEYS[14], hist = KEYS[15], label = ARGV[7], expire_at = ARGV[8], now = now }, ARGV[1], 0, score)
+touch_day({ day_start = KEYS[13], hist = KEYS[14], label = ARGV[7], expire_at = ARGV[8], now = now }, ARGV[1], 0, score)
 local xp, hidden = decode_score(score)
 if not hidden then apply_xp_change(KEYS[3], xp, 0) end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[16], ARGV[1])
+redis.call('HDEL', KEYS[15], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[17], ARGV[1])
+redis.call('ZREM', KEYS[16], ARGV[1])
 for i = 7, 11 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 bump_version(KEYS[4])
 return remember(KEYS[5], ARGV[2], ARGV[3], { 1 })

@@ -13,17 +13,16 @@
   KEYS[7] settings  HASH the settings, and their `epoch` (the curve and the role rewards)
   KEYS[8] event_subscriptions HASH who listens to the server's events
   KEYS[9] events    STREAM the server's events
-  KEYS[10] day      ZSET board member -> xp gained in the server's current day
-  KEYS[11] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[12] hist     HASH the server's history (`latest_day`, `since`)
-  KEYS[13] hidden   HASH board member -> why the user is hidden (includes/visibility.lua)
+  KEYS[10] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[11] hist     HASH the server's history (`latest_day`, `since`)
+  KEYS[12] hidden   HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] board member
   ARGV[2] xp, an integer from 0 to the XP limit (checked by the caller)
   ARGV[3] username, or '' to leave it as it is
   ARGV[4] operation id
   ARGV[5] how long a bucket's hash lives, ms
-  ARGV[6] ARGV[7] the window [from, until), Unix ms, in which KEYS[10] and KEYS[11] are current
+  ARGV[6] ARGV[7] the window [from, until), Unix ms, in which KEYS[10] is current
   ARGV[8] the settings' epoch the caller computed with
   ARGV[9] the day's label (YYYY-MM-DD)
   ARGV[10] when the day's keys expire, Unix ms
@@ -56,12 +55,12 @@ if refusal then return refusal end
 
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 local old_xp, hidden = 0, false
-if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(KEYS[13], ARGV[1]) end
+if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(KEYS[12], ARGV[1]) end
 local new_xp = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], int(encode_score(new_xp, hidden)), ARGV[1])
 set_names(KEYS[2], ARGV[1], ARGV[3], ARGV[11], ARGV[12])
 if not hidden then apply_xp_change(KEYS[3], old_xp, new_xp) end
-touch_day({ day = KEYS[10], day_start = KEYS[11], hist = KEYS[12], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, score)
+touch_day({ day_start = KEYS[10], hist = KEYS[11], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, score)
 bump_version(KEYS[4])
 local changes = role_changes(rules, old_xp, new_xp)
 local events = events_context(KEYS[8], KEYS[9])

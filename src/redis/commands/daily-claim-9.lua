@@ -10,17 +10,16 @@
   KEYS[4] ops      HASH operation id -> reply, this time bucket (includes/operations.lua)
   KEYS[5] ops_prev HASH the same, the previous bucket
   KEYS[6] settings  HASH the settings, and their `epoch`
-  KEYS[7] day       ZSET board member -> xp gained in the server's current day
-  KEYS[8] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[9] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[10] hidden   HASH board member -> why the user is hidden (includes/visibility.lua)
+  KEYS[7] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[8] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[9] hidden   HASH board member -> why the user is hidden (includes/visibility.lua)
 
   ARGV[1] board member
   ARGV[2] claim time in Unix ms, or '' for now
   ARGV[3] how far ahead of Redis's clock a claim may be dated, in ms
   ARGV[4] operation id
   ARGV[5] how long a bucket's hash lives, ms
-  ARGV[6] ARGV[7] the window [from, until), Unix ms, in which KEYS[7] and KEYS[8] are current
+  ARGV[6] ARGV[7] the window [from, until), Unix ms, in which KEYS[7] is current
   ARGV[8] the settings' epoch the caller computed with
   ARGV[9] the day's label (YYYY-MM-DD)
   ARGV[10] when the day's keys expire, Unix ms
@@ -71,8 +70,8 @@ end
 
 write_record(KEYS[2], ARGV[1], streak, string.format('%d', at), name, extension)
 -- A new member enters the board with 0 XP (hidden if the user is); 0 XP adds nothing to the aggregates.
-if redis.call('ZADD', KEYS[1], 'NX', int(encode_score(0, hidden_user(KEYS[10], ARGV[1]))), ARGV[1]) == 1 then
-  touch_day({ day = KEYS[7], day_start = KEYS[8], hist = KEYS[9], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, false)
+if redis.call('ZADD', KEYS[1], 'NX', int(encode_score(0, hidden_user(KEYS[9], ARGV[1]))), ARGV[1]) == 1 then
+  touch_day({ day_start = KEYS[7], hist = KEYS[8], label = ARGV[9], expire_at = ARGV[10], now = now }, ARGV[1], 0, false)
 end
 bump_version(KEYS[3])
 return remember(KEYS[4], ARGV[4], ARGV[5], { CLAIMED, streak, at })

@@ -15,15 +15,14 @@
   KEYS[3] stats    HASH aggregates
   KEYS[4] version  STRING the server's data version
   KEYS[5] settings  HASH the settings, and their `epoch`
-  KEYS[6] day       ZSET board member -> xp gained in the server's current day
-  KEYS[7] day_start HASH board member -> visible xp before its first change in the day
-  KEYS[8] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[9] hidden    HASH board member -> why the user is hidden
+  KEYS[6] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[7] hist      HASH the server's history (`latest_day`, `since`)
+  KEYS[8] hidden    HASH board member -> why the user is hidden
 
   ARGV[1..4] how many members come in each group, in this order: those given a whole record
              (username and daily record), a username only (their daily record is kept), a daily
              record only (their username is kept), neither (their record is kept)
-  ARGV[5] ARGV[6] the window [from, until), Unix ms, in which KEYS[6] and KEYS[7] are current
+  ARGV[5] ARGV[6] the window [from, until), Unix ms, in which KEYS[6] is current
   ARGV[7] the settings' epoch the caller computed with
   ARGV[8] the day's label (YYYY-MM-DD)
   ARGV[9] when the day's keys expire, Unix ms
@@ -72,7 +71,7 @@ for i = 1, n do
   end
 end
 if r > 0 then
-  local flags = redis.call('HMGET', KEYS[9], unpack(fresh, 1, r))
+  local flags = redis.call('HMGET', KEYS[8], unpack(fresh, 1, r))
   for j = 1, r do hides[fresh[j]] = flags[j] ~= false end
 end
 local deltas = new_deltas()
@@ -101,7 +100,7 @@ for i = 1, n do
 end
 if s > 0 then redis.call('ZADD', KEYS[1], unpack(scores, 1, s)) end
 apply_deltas(KEYS[3], deltas)
-touch_day_many({ day = KEYS[6], day_start = KEYS[7], hist = KEYS[8], label = argv[8], expire_at = argv[9], now = now }, touched, touched_old, t)
+touch_day_many({ day_start = KEYS[6], hist = KEYS[7], label = argv[8], expire_at = argv[9], now = now }, touched, touched_old, t)
 
 -- Records: given ones merged with the stored record, read only for members that were on the
 -- board already (a record never outlives its member). A whole record replaces the username and
