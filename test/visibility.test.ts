@@ -8,7 +8,7 @@ import { RedisServer } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
 import { SseReader } from './helpers/sse.js'
 import { boardMember } from '../src/redis/keys.js'
-import { levelForXp } from '../src/levels/curves.js'
+import { levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { redisNow } from '../src/redis/client.js'
 import { zonedDay } from '../src/calendar/zoned.js'
 
@@ -279,6 +279,21 @@ t.test("the server's rules judge a hidden member as any other: its cooldown and 
 
   t.equal((await get('/members/40')).status, 404, 'still hidden')
   t.same((await get('/stats')).body, stats, 'the stats count none of it')
+})
+
+t.test('an award to a hidden member past the XP limit changes nothing: its hidden score stays as it was, and so do its plain awards after', async (t) => {
+  const { writer, guildId, redis, keys } = await fixture(t)
+  await writer.setVisibilityMany(guildId, [{ userId: '42', visible: false, reason: 'left' }])
+  await writer.setXp({ guildId, userId: '42', xp: MAX_XP - 5 })
+  const board = keys.guild(guildId).board
+  t.equal(await redis.zscore(board, boardMember('42')), String(-(MAX_XP - 5 + 1)), 'hidden at MAX_XP - 5')
+  t.match((await writer.awardMany(guildId, [{ userId: '42', xp: 10 }]))[0], { applied: false, reason: 'xp_limit', xp: MAX_XP - 5 })
+  t.equal(await redis.zscore(board, boardMember('42')), String(-(MAX_XP - 5 + 1)), 'its score as it was')
+  t.match((await writer.awardMany(guildId, [{ userId: '42', xp: 5 }]))[0], { applied: true, gained: 5, xp: MAX_XP })
+  t.equal(await redis.zscore(board, boardMember('42')), String(-(MAX_XP + 1)), 'then up to the limit, still hidden')
+  await writer.setXp({ guildId, userId: '43', xp: MAX_XP })
+  t.match((await writer.awardMany(guildId, [{ userId: '43', xp: 1 }]))[0], { applied: false, reason: 'xp_limit', xp: MAX_XP }, 'a shown member at the limit')
+  t.equal(await redis.zscore(board, boardMember('43')), String(MAX_XP), 'keeps its score')
 })
 
 t.test("under a custom curve, the stats' average level counts shown members only", async (t) => {

@@ -17,6 +17,13 @@
 -- cap), or not applied and why.
 local AWARDED, CAPPED, OVER_XP_LIMIT, COOLDOWN, DAILY_CAP = 1, 3, -1, -4, -5
 
+-- A member's XP as it stands (0 when not on the board), for the reply of an award not applied.
+local function xp_now (board, member)
+  local score = redis.call('ZSCORE', board, member)
+  if not score then return 0 end
+  return (decode_score(score))
+end
+
 -- Roles as a reply carries them: comma-separated ids, '' for none.
 local function role_lists (changes)
   if changes == nil then return '', '' end
@@ -41,21 +48,34 @@ end
 -- into the aggregates, and causes no public event; its reply still carries its roles.
 local function award_one (k, member, gain, username, display, avatar, s, deltas)
   local gained = tonumber(gain)
-  local score = redis.call('ZSCORE', k.board, member)
-  local old_xp, hidden = 0, false
-  if score then old_xp, hidden = decode_score(score) else hidden = hidden_user(k.hidden, member) end
   local status = AWARDED
   if gained > 0 then
-    if in_cooldown(s.rules, k.cooldowns, member, s.now) then return COOLDOWN, old_xp, 0, '', '', false end
+    if in_cooldown(s.rules, k.cooldowns, member, s.now) then return COOLDOWN, xp_now(k.board, member), 0, '', '', false end
     local room = cap_room(s.rules, s.day, member)
     if room ~= nil and gained > room then
-      if room <= 0 then return DAILY_CAP, old_xp, 0, '', '', false end
+      if room <= 0 then return DAILY_CAP, xp_now(k.board, member), 0, '', '', false end
       gained, status, gain = room, CAPPED, int(room)
     end
   end
-  local new_xp = old_xp + gained
-  if new_xp > s.max_xp then return OVER_XP_LIMIT, old_xp, 0, '', '', false end
-  redis.call('ZADD', k.board, int(encode_score(new_xp, hidden)), member)
+  -- A member on the board (most awards) takes the gain in one command, which gives the score
+  -- before it too; the rare cases it does not fit (a hidden member, whose score counts down, and
+  -- an award past the XP limit) are put right at once, inside the same script.
+  local score, old_xp, hidden, new_xp
+  local moved = redis.call('ZADD', k.board, 'XX', 'INCR', gain, member)
+  if moved then
+    score = tonumber(moved) - gained
+    old_xp, hidden = decode_score(score)
+    new_xp = old_xp + gained
+    if new_xp > s.max_xp then
+      redis.call('ZADD', k.board, int(score), member)
+      return OVER_XP_LIMIT, old_xp, 0, '', '', false
+    end
+    if hidden and gained > 0 then redis.call('ZADD', k.board, int(encode_score(new_xp, true)), member) end
+  else
+    score, old_xp, hidden, new_xp = false, 0, hidden_user(k.hidden, member), gained
+    if new_xp > s.max_xp then return OVER_XP_LIMIT, old_xp, 0, '', '', false end
+    redis.call('ZADD', k.board, int(encode_score(new_xp, hidden)), member)
+  end
   set_names(k.members, member, username, display, avatar)
   if not hidden then add_xp_change(deltas, old_xp, new_xp) end
   if gained > 0 then
