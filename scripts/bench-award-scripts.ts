@@ -1,0 +1,143 @@
+// The award scripts of two commits side by side on one Redis: each commit's library (its
+// src/, extracted from git beside this checkout's node_modules) on its own connection and key
+// prefix, a server of N members each (default 1,000,000, bulk-set first), every rule on (a
+// minute's cooldown, a daily cap, roles ×1.5 and ×2 and a channel ×1.25 multiplied, a ×2 boost,
+// ten role rewards; as scripts/bench-rules.ts sets them) and a weekly season. R rounds (default
+// 6), the two taking turns (the order turning each round), of C awards (default 20,000) to random
+// members: batches of 1,000 through awardMany, four in flight, or with --single single awardXp
+// calls, 100 in flight. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
+// median of the rounds' ratios; --stats adds INFO commandstats per award of the last round.
+//
+//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single] [--stats]
+//
+// COMMIT defaults to main; "this checkout" is the working tree's src/.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { RedisClient } from '../src/redis/client.js'
+import type { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { benchRedis, type Cleanups, redisCpuUs, runBenchmark } from './run-benchmark.js'
+
+const { values: args } = parseArgs({
+  options: {
+    baseline: { type: 'string', default: 'main' },
+    members: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '6' },
+    count: { type: 'string', default: '20000' },
+    single: { type: 'boolean', default: false },
+    stats: { type: 'boolean', default: false }
+  }
+})
+const MEMBERS = Number(args.members)
+const ROUNDS = Number(args.rounds)
+const COUNT = Number(args.count)
+const GUILD = '800000000000000002'
+const [ROLE_A, ROLE_B, ROLE_C, CHANNEL] = ['900000000000000001', '900000000000000002', '900000000000000003', '900000000000000009']
+
+const fmt = (n: number, digits = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
+const userId = (i: number): string => String(500_000_000_000_000_000n + BigInt(i) * 104_729n)
+const randomUser = (): string => userId(Math.floor(Math.random() * MEMBERS))
+
+interface Side {
+  name: string
+  redis: RedisClient
+  writer: LeaderboardWriter
+}
+
+/** A commit's src/, extracted from git beside a link to this checkout's node_modules. */
+function extract (cleanups: Cleanups, commit: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-award-scripts-'))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  execFileSync('sh', ['-c', `git archive ${commit} src package.json | tar -x -C ${dir}`])
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'))
+  return dir
+}
+
+async function side (cleanups: Cleanups, url: string, root: string, name: string, prefix: string): Promise<Side> {
+  const load = async <T>(path: string): Promise<T> => await import(pathToFileURL(join(root, path)).href) as T
+  const { createRedis } = await load<typeof import('../src/redis/client.js')>('src/redis/client.ts')
+  const { KeyBuilder } = await load<typeof import('../src/redis/keys.js')>('src/redis/keys.ts')
+  const { LeaderboardWriter } = await load<typeof import('../src/writer/leaderboard-writer.js')>('src/writer/leaderboard-writer.ts')
+  // Each its own connection: both define commands of the same names with different scripts.
+  const redis = createRedis({ url, offlineQueue: true, commandTimeoutMs: 60_000 })
+  cleanups.push(async () => { redis.disconnect() })
+  const writer = new LeaderboardWriter(redis, new KeyBuilder(prefix), { settleTimeoutMs: 600_000 })
+  const now = Date.now()
+  await writer.configureGuild(GUILD, {
+    season: { every: 'week', timezone: 'UTC' },
+    cooldownSeconds: 60,
+    dailyXpCap: 1_000_000,
+    multipliers: { roles: { [ROLE_A]: 1.5, [ROLE_B]: 2 }, channels: { [CHANNEL]: 1.25 }, stacking: 'multiply' },
+    boosts: [{ multiplier: 2, startsAt: new Date(now - 3600_000), endsAt: new Date(now + 86_400_000) }],
+    roleRewards: Array.from({ length: 10 }, (_, i) => ({ level: i + 1, roleId: String(910_000_000_000_000_000n + BigInt(i)) })),
+    roleRewardsMode: 'stack'
+  })
+  for (let from = 0; from < MEMBERS; from += 5000) {
+    const members = Array.from({ length: Math.min(5000, MEMBERS - from) }, (_, j) => ({ userId: userId(from + j), xp: Math.floor(Math.random() * 50_000), username: `m${from + j}` }))
+    await writer.bulkSetMembers(GUILD, members)
+  }
+  return { name, redis, writer }
+}
+
+async function awards (s: Side, count: number): Promise<void> {
+  let left = count
+  if (args.single) {
+    await Promise.all(Array.from({ length: 100 }, async () => {
+      while (left-- > 0) await s.writer.awardXp({ guildId: GUILD, userId: randomUser(), xp: 10 })
+    }))
+    return
+  }
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (left > 0) {
+      left -= 1000
+      await s.writer.awardMany(GUILD, Array.from({ length: 1000 }, () => ({
+        userId: randomUser(),
+        xp: 15 + Math.floor(Math.random() * 11),
+        roleIds: [ROLE_A, ROLE_B, ROLE_C],
+        channelId: CHANNEL
+      })))
+    }
+  }))
+}
+
+async function commandStats (redis: RedisClient, count: number): Promise<string> {
+  return [...(await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)]
+    .map(([, name = '', calls = '0', us = '0']) => ({ name, calls: Number(calls) / count, us: Number(us) / count }))
+    .filter((row) => row.calls >= 0.05)
+    .sort((a, b) => b.us - a.us)
+    .map((row) => `${row.name} ${fmt(row.calls, 2)} (${fmt(row.us, 2)} µs)`).join(', ')
+}
+
+async function main (cleanups: Cleanups): Promise<void> {
+  const { url, redis } = await benchRedis(cleanups, 'award-scripts')
+  const sides = [
+    await side(cleanups, url, extract(cleanups, args.baseline), args.baseline, 'a'),
+    await side(cleanups, url, process.cwd(), 'this checkout', 'b')
+  ] as const
+  console.log(`${args.single ? 'single awards' : 'batches of 1,000, every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  for (const s of sides) await awards(s, Math.min(COUNT, 4000)) // scripts loaded, connections open
+  const rows: Array<[number, number]> = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const us = [0, 0]
+    for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      const s = sides[i as 0 | 1]
+      if (args.stats) await redis.config('RESETSTAT')
+      const before = await redisCpuUs(redis)
+      await awards(s, COUNT)
+      us[i] = (await redisCpuUs(redis) - before) / COUNT
+      if (args.stats && round === ROUNDS - 1) console.log(`${s.name}, commands an award (µs inside Redis): ${await commandStats(redis, COUNT)}`)
+    }
+    rows.push([us[0] ?? NaN, us[1] ?? NaN])
+  }
+  console.log(`| round | ${sides[0].name}: Redis µs/award | ${sides[1].name} | ratio |`)
+  console.log('|---|---:|---:|---:|')
+  rows.forEach(([a, b], i) => { console.log(`| ${i + 1} | ${fmt(a)} | ${fmt(b)} | ${fmt(b / a, 3)} |`) })
+  const ratios = rows.map(([a, b]) => b / a)
+  console.log(`median ${fmt(median(rows.map(([a]) => a)))} against ${fmt(median(rows.map(([, b]) => b)))} µs, ratio ${fmt(median(ratios), 3)} (${fmt(Math.min(...ratios), 3)} to ${fmt(Math.max(...ratios), 3)}); load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+}
+
+await runBenchmark(main)
