@@ -1,8 +1,7 @@
 // The award scripts of two commits side by side on one Redis: each commit's library (its
 // src/, extracted from git beside this checkout's node_modules) on its own connection and key
-// prefix, a server of N members each (default 1,000,000, bulk-set first), every rule on (a
-// minute's cooldown, a daily cap, roles ×1.5 and ×2 and a channel ×1.25 multiplied, a ×2 boost,
-// ten role rewards; as scripts/bench-rules.ts sets them) and a weekly season. R rounds (default
+// prefix, a server of N members each (default 1,000,000, bulk-set first), every rule on
+// (scripts/every-rule.ts, as scripts/bench-rules.ts sets them) and a weekly season. R rounds (default
 // 6), the two taking turns (the order turning each round), of C awards (default 20,000) to random
 // members: batches of 1,000 through awardMany, four in flight, or with --single single awardXp
 // calls, 100 in flight. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
@@ -11,15 +10,14 @@
 //   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single] [--stats]
 //
 // COMMIT defaults to main; "this checkout" is the working tree's src/.
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { RedisClient } from '../src/redis/client.js'
 import type { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
-import { benchRedis, type Cleanups, redisCpuUs, runBenchmark } from './run-benchmark.js'
+import { CHANNEL, everyRule, ROLE_A, ROLE_B, ROLE_C } from './every-rule.js'
+import { benchRedis, type Cleanups, extractCommit, redisCpuUs, runBenchmark } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -35,7 +33,6 @@ const MEMBERS = Number(args.members)
 const ROUNDS = Number(args.rounds)
 const COUNT = Number(args.count)
 const GUILD = '800000000000000002'
-const [ROLE_A, ROLE_B, ROLE_C, CHANNEL] = ['900000000000000001', '900000000000000002', '900000000000000003', '900000000000000009']
 
 const fmt = (n: number, digits = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
@@ -48,15 +45,6 @@ interface Side {
   writer: LeaderboardWriter
 }
 
-/** A commit's src/, extracted from git beside a link to this checkout's node_modules. */
-function extract (cleanups: Cleanups, commit: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-award-scripts-'))
-  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
-  execFileSync('sh', ['-c', `git archive ${commit} src package.json | tar -x -C ${dir}`])
-  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'))
-  return dir
-}
-
 async function side (cleanups: Cleanups, url: string, root: string, name: string, prefix: string): Promise<Side> {
   const load = async <T>(path: string): Promise<T> => await import(pathToFileURL(join(root, path)).href) as T
   const { createRedis } = await load<typeof import('../src/redis/client.js')>('src/redis/client.ts')
@@ -66,16 +54,7 @@ async function side (cleanups: Cleanups, url: string, root: string, name: string
   const redis = createRedis({ url, offlineQueue: true, commandTimeoutMs: 60_000 })
   cleanups.push(async () => { redis.disconnect() })
   const writer = new LeaderboardWriter(redis, new KeyBuilder(prefix), { settleTimeoutMs: 600_000 })
-  const now = Date.now()
-  await writer.configureGuild(GUILD, {
-    season: { every: 'week', timezone: 'UTC' },
-    cooldownSeconds: 60,
-    dailyXpCap: 1_000_000,
-    multipliers: { roles: { [ROLE_A]: 1.5, [ROLE_B]: 2 }, channels: { [CHANNEL]: 1.25 }, stacking: 'multiply' },
-    boosts: [{ multiplier: 2, startsAt: new Date(now - 3600_000), endsAt: new Date(now + 86_400_000) }],
-    roleRewards: Array.from({ length: 10 }, (_, i) => ({ level: i + 1, roleId: String(910_000_000_000_000_000n + BigInt(i)) })),
-    roleRewardsMode: 'stack'
-  })
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, ...everyRule(Date.now()) })
   for (let from = 0; from < MEMBERS; from += 5000) {
     const members = Array.from({ length: Math.min(5000, MEMBERS - from) }, (_, j) => ({ userId: userId(from + j), xp: Math.floor(Math.random() * 50_000), username: `m${from + j}` }))
     await writer.bulkSetMembers(GUILD, members)
@@ -115,7 +94,7 @@ async function commandStats (redis: RedisClient, count: number): Promise<string>
 async function main (cleanups: Cleanups): Promise<void> {
   const { url, redis } = await benchRedis(cleanups, 'award-scripts')
   const sides = [
-    await side(cleanups, url, extract(cleanups, args.baseline), args.baseline, 'a'),
+    await side(cleanups, url, extractCommit(cleanups, args.baseline), args.baseline, 'a'),
     await side(cleanups, url, process.cwd(), 'this checkout', 'b')
   ] as const
   console.log(`${args.single ? 'single awards' : 'batches of 1,000, every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)

@@ -15,11 +15,10 @@
 // 100,000); at each midnight the season end (on Mondays) and the day's close run alone, each with
 // SLOWLOG at 5,000 µs reset before and read after, and timed; after D days (default 32, so that
 // history_days 30 are kept) the MEMORY USAGE of every history key, per member per day kept.
-import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { DayCloser } from '../src/history/day-close.js'
@@ -30,7 +29,7 @@ import { seedGuild } from '../src/seed/seed-guild.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { FakeClock } from '../test/helpers/fake-clock.js'
 import { RedisServer } from '../test/helpers/redis-server.js'
-import { type Cleanups, runBenchmark } from './run-benchmark.js'
+import { type Cleanups, extractCommit, runBenchmark } from './run-benchmark.js'
 
 /** The code before seasons and history: main as it stood when they were merged. */
 const BEFORE_HISTORY = '1186f85'
@@ -147,19 +146,10 @@ async function awardCpu (redis: RedisClient, writer: AwardingWriter, guildId: st
   return (await redisCpuUs(redis) - before) / count
 }
 
-/** The baseline's source, extracted from git beside a link to this checkout's node_modules. */
-function extractBaseline (cleanups: Cleanups): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'))
-  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
-  execFileSync('sh', ['-c', `git archive ${BASELINE} src package.json | tar -x -C ${dir}`])
-  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'))
-  return dir
-}
-
 async function benchAwards (cleanups: Cleanups, server: RedisServer, clock: FakeClock): Promise<void> {
   const POOL = 10_000
   const COUNT = 10_000
-  const baselineDir = extractBaseline(cleanups)
+  const baselineDir = extractCommit(cleanups, BASELINE)
   const before = {
     client: await import(pathToFileURL(join(baselineDir, 'src/redis/client.ts')).href) as typeof import('../src/redis/client.js'),
     keys: await import(pathToFileURL(join(baselineDir, 'src/redis/keys.ts')).href) as typeof import('../src/redis/keys.js'),

@@ -22,6 +22,7 @@ import { redisNow } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { TokenStore } from '../src/tokens/token-store.js'
+import { CHANNEL, everyRule, ROLE_A, ROLE_B, ROLE_C } from './every-rule.js'
 import { benchRedis, type Cleanups, postJson, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
@@ -37,7 +38,6 @@ const ROUNDS = Number(args.rounds)
 const CONNECTIONS = Number(args.connections)
 const MEMBERS = 1_000_000
 const BATCH = 1000
-const [ROLE_A, ROLE_B, ROLE_C, CHANNEL] = ['900000000000000001', '900000000000000002', '900000000000000003', '900000000000000009']
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const userId = (): string => String(500_000_000_000_000_000n + BigInt(Math.floor(Math.random() * MEMBERS)) * 104_729n)
@@ -89,17 +89,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     config('every rule on', current, guilds[2] as string, true)
   ]
 
-  // Every rule: a minute's cooldown, a daily cap no member reaches (still counted and checked),
-  // roles ×1.5 and ×2 and a channel ×1.25 multiplied, a ×2 boost running, ten role rewards.
-  const now = await redisNow(redis)
-  await new LeaderboardWriter(redis, keys).configureGuild(guilds[2] as string, {
-    cooldownSeconds: 60,
-    dailyXpCap: 1_000_000,
-    multipliers: { roles: { [ROLE_A]: 1.5, [ROLE_B]: 2 }, channels: { [CHANNEL]: 1.25 }, stacking: 'multiply' },
-    boosts: [{ multiplier: 2, startsAt: new Date(now - 3600_000), endsAt: new Date(now + 86_400_000) }],
-    roleRewards: Array.from({ length: 10 }, (_, i) => ({ level: i + 1, roleId: String(910_000_000_000_000_000n + BigInt(i)) })),
-    roleRewardsMode: 'stack'
-  })
+  await new LeaderboardWriter(redis, keys).configureGuild(guilds[2] as string, everyRule(await redisNow(redis)))
 
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
   cleanups.push(async () => { agent.destroy() })

@@ -1,10 +1,10 @@
 // The harness every benchmark script shares: runs `main` with a list of clean-up steps and
 // runs them (newest first) whatever happens, on Ctrl-C too, so no Redis is left behind.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { type Agent, request } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startLocalRedis } from '../src/demo/local-redis.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
@@ -108,4 +108,13 @@ export async function benchRedis (cleanups: Cleanups, name: string): Promise<{ u
   const version = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? '?'
   console.log(`${name}: cores ${availableParallelism()}  node ${process.version}  redis ${version}  load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   return { url: server.url, redis }
+}
+
+/** A commit's src/ (and package.json), extracted from git into a temporary directory beside a link to this checkout's node_modules: another version of the library to load beside this one. */
+export function extractCommit (cleanups: Cleanups, commit: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-commit-'))
+  cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
+  execFileSync('sh', ['-c', `git archive ${commit} src package.json | tar -x -C ${dir}`])
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'))
+  return dir
 }
