@@ -4,6 +4,7 @@
 // aggregates equal to a full recount for new members, overwrites, repeats, reruns and concurrent
 // single writes; bad input refused before anything is written.
 import t, { type Test } from 'tap'
+import { setImmediate as setImmediatePromise } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { RedisCluster, redisFixture } from './helpers/redis-server.js'
 import { snapshot } from './helpers/redis-snapshot.js'
@@ -261,6 +262,7 @@ async function mixedWorkload (t: Test, clients: RedisClient[], guildId: string, 
   let bulkInFlight = true
   let landedDuringBulk = 0
   let singles = 0
+  let landed = 0
   const single = async (w: LeaderboardWriter, i: number): Promise<void> => {
     const userId = random.pick(sharedIds)
     const roll = random.next()
@@ -273,16 +275,20 @@ async function mixedWorkload (t: Test, clients: RedisClient[], guildId: string, 
     } catch (err) {
       if (!(err instanceof DailyClaimRefusedError) && !(err instanceof XpLimitError)) throw err
     }
+    landed++
     if (bulkInFlight) landedDuringBulk++
   }
   // Loops of single writes on the other connections, started first and kept going for as long
-  // as the bulk calls run (and for 1500 writes at least), so the two really interleave.
+  // as the bulk calls run (and for 1500 writes at least), so the two really interleave. The bulk
+  // calls start once the loops have landed a write each: a connection's first write pays its
+  // first calls (the settings, the award functions' library), which the whole bulk can outrun.
   const more = (): boolean => bulkInFlight || singles < 1500 // bulkInFlight turns false when the bulk calls end
   const loops = Array.from({ length: 8 }, async (_, loop) => {
     const w = writers[1 + loop % (writers.length - 1)] as LeaderboardWriter
     while (more()) await single(w, singles++)
   })
   const bulk = writers[0] as LeaderboardWriter
+  while (landed < loops.length) await setImmediatePromise()
   const bulks = Promise.all([
     bulk.bulkSetMembers(guildId, [...bulkOnly.slice(0, 3500), ...shared]),
     bulk.bulkSetMembers(guildId, [...shared.slice(0, 700).map((m) => ({ ...m, xp: m.xp === MAX_XP ? 0 : m.xp + 1 })), ...bulkOnly.slice(3500)])
