@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
 import { createRedis } from '../src/redis/client.js'
-import { KeyBuilder } from '../src/redis/keys.js'
+import { boardMember, KeyBuilder } from '../src/redis/keys.js'
 import { buildLibrary, checkPrelude, functionsRefused, FUNCTION_SCRIPTS, library } from '../src/redis/functions.js'
 import { loadScripts, scripts } from '../src/redis/scripts.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
@@ -101,6 +101,23 @@ t.test('awards go by FCALL; after FUNCTION FLUSH on the running instance, the ne
   t.equal(await commandCalls('function|load') - loadsBefore, 1, 'the library loaded once for all of them')
   t.same(await libraries(), [library().name])
   t.equal(functionsRefused(), undefined, 'still by FCALL')
+})
+
+t.test('a call that meets "not found" again after its node loaded the library goes as the script itself, once, and is applied', async (t) => {
+  // The node's library of this build's name lacks the function (as if flushed again between the
+  // load and the call sent after it, every time): the load answers "already exists", the FCALL
+  // "not found" again. Without a way out the call would go round until it gave up.
+  await operator.call('FUNCTION', 'FLUSH')
+  await operator.call('FUNCTION', 'LOAD', `#!lua name=${library().name}\nredis.register_function('placeholder_${library().name}', function () return 1 end)`)
+  const { writer, close } = writerOn(server.url)
+  t.teardown(close)
+  const evalsBefore = await commandCalls('eval')
+  const result = await writer.awardXp({ guildId: GUILD, userId: '900', xp: 25 })
+  t.match(result, { applied: true, xp: 25 }, 'applied')
+  t.equal(await commandCalls('eval') - evalsBefore, 1, 'sent once as EVAL, after one FCALL that met "not found" after the load')
+  t.equal(functionsRefused(), undefined, 'the process still goes by FCALL')
+  t.equal(Number(await operator.zscore(new KeyBuilder().guild(GUILD).board, boardMember('900'))), 25, 'on the board once')
+  await operator.call('FUNCTION', 'FLUSH')
 })
 
 t.test('a restore from an RDB of an older build: its library is never called, this build\'s is loaded beside it, and both builds run', async (t) => {

@@ -179,7 +179,12 @@ export class FunctionCommand extends Command {
 
   async #recover (err: Error, client: RedisClient): Promise<void> {
     if (REFUSED.test(err.message)) fallBack(client, err.message)
-    if (refused === undefined) {
+    // A call that met "not found" after its node loaded the library (flushed again meanwhile: a
+    // FUNCTION FLUSH loop, a restore) goes as the script itself, which no flush can make fail:
+    // each call ends within one load, however often the functions go.
+    const again = this.#loadedFor
+    if (refused === undefined && !again) {
+      this.#loadedFor = true
       const node = nodeOf(client, this.socket)
       if (node !== undefined) {
         let load = loading.get(node)
@@ -190,12 +195,15 @@ export class FunctionCommand extends Command {
         await load
       }
     }
-    if (refused !== undefined) {
+    if (refused !== undefined || again) {
       // Sent as the script itself (EVAL also caches it for the EVALSHAs that follow).
       this.name = 'eval'
       this.args[0] = this.script.lua
     }
   }
+
+  /** Met "not found" once already, and waited for its node's load. */
+  #loadedFor = false
 }
 
 /** A client or a pipeline, as ioredis hands it to Script#execute. */
