@@ -264,6 +264,14 @@ t.test('an event not delivered within the retry period is given up, logged, and 
     const made = Date.now()
     // One failed attempt at least: on a loaded machine the first retry may come after the period.
     await until(() => receiver.received.length >= 1 && Date.now() - made >= periodMs / 2, 'the first event failing for half its period')
+      .catch(async (err: Error) => {
+        // Seen once with two whole suites on the machine (no attempt in 30 s): say where delivery stood.
+        const { redis, keys } = ctx
+        const [state, lease, events] = await Promise.all([
+          redis.hgetall(keys.webhookState(g)), redis.pttl(keys.webhookLease(g)), redis.xlen(keys.guild(g).events)
+        ])
+        throw new Error(`${err.message}; received ${receiver.received.length}, state ${JSON.stringify(state)}, lease ttl ${lease} ms, ${events} events, deliveries ${JSON.stringify(await deliveries())}`)
+      })
     await levelUps(ctx, g, 1, 2)
     let log: Log = []
     // The second's delivery, and its record (which follows its answer), or the second given up too.
