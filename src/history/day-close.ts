@@ -185,15 +185,16 @@ export class DayCloser {
     const stats: DayStats = { totalMembers: 0, totalXp: 0n, activeMembers: 0, xpGained: 0n }
     const dayBoard = keys.day(guildId, day)
     const dayGains = keys.dayGains(guildId, day)
+    const dayStart = keys.dayStart(guildId, day)
     if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board }, (reply) => {
       stats.totalXp += BigInt(reply[2] ?? 0)
       stats.totalMembers += Number(reply[3] ?? 0)
     })) return 'busy'
-    if (!await scanWith('closeDayTouched', { dayStart: keys.dayStart(guildId, day), day: dayBoard, dayGains, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
+    if (!await scanWith('closeDayTouched', { dayStart, day: dayBoard, dayGains, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
       stats.activeMembers += Number(reply[2] ?? 0)
       stats.xpGained += BigInt(reply[3] ?? 0)
     })) return 'busy'
-    if (!await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayGains, dayStart: keys.dayStart(guildId, day), changesDay }, () => {})) return 'busy'
+    if (!await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayGains, dayStart, changesDay }, () => {})) return 'busy'
 
     const keepFrom = shiftDay(today.label, -settings.historyDays)
     const [status] = await scripts.closeDayStep(redis, 'closeDayCommit', {
@@ -207,7 +208,7 @@ export class DayCloser {
       order: k.histOrder,
       day: dayBoard,
       dayGains,
-      dayStart: keys.dayStart(guildId, day),
+      dayStart,
       label: day,
       expected: expected ?? '',
       stats: formatDayStats(stats),

@@ -24,8 +24,8 @@ local function start_score (value)
   return value
 end
 
--- A chunk of a walk over a sorted set by position (the ranks', the touched members' and the
--- changes' steps): `count` entries from the 0-based position `first`, in rank order (highest
+-- A chunk of a walk over a sorted set by position (the board's, the ranks' and the changes'
+-- steps): `count` entries from the 0-based position `first`, in rank order (highest
 -- score first) when `reverse`. Returns the flat { member, score, ... } reply, the members alone
 -- and how many there are.
 local function chunk_at (key, first, count, reverse)
