@@ -4,10 +4,11 @@
 // (scripts/every-rule.ts, as scripts/bench-rules.ts sets them) and a weekly season. R rounds (default
 // 6), the two taking turns (the order turning each round), of C awards (default 20,000) to random
 // members: batches of 1,000 through awardMany, four in flight, or with --single single awardXp
-// calls, 100 in flight. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
+// calls, 100 in flight; --plain: no rule set (the weekly season and history only, as
+// `npm run bench:history -- --only awards` awards), and awards of 10 XP. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
 // median of the rounds' ratios; --stats adds INFO commandstats per award of the last round.
 //
-//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single] [--stats]
+//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single] [--plain] [--stats]
 //
 // COMMIT defaults to main; "this checkout" is the working tree's src/.
 import { loadavg } from 'node:os'
@@ -26,6 +27,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '6' },
     count: { type: 'string', default: '20000' },
     single: { type: 'boolean', default: false },
+    plain: { type: 'boolean', default: false },
     stats: { type: 'boolean', default: false }
   }
 })
@@ -54,7 +56,7 @@ async function side (cleanups: Cleanups, url: string, root: string, name: string
   const redis = createRedis({ url, offlineQueue: true, commandTimeoutMs: 60_000 })
   cleanups.push(async () => { redis.disconnect() })
   const writer = new LeaderboardWriter(redis, new KeyBuilder(prefix), { settleTimeoutMs: 600_000 })
-  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, ...everyRule(Date.now()) })
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, ...(args.plain ? {} : everyRule(Date.now())) })
   for (let from = 0; from < MEMBERS; from += 5000) {
     const members = Array.from({ length: Math.min(5000, MEMBERS - from) }, (_, j) => ({ userId: userId(from + j), xp: Math.floor(Math.random() * 50_000), username: `m${from + j}` }))
     await writer.bulkSetMembers(GUILD, members)
@@ -73,12 +75,9 @@ async function awards (s: Side, count: number): Promise<void> {
   await Promise.all(Array.from({ length: 4 }, async () => {
     while (left > 0) {
       left -= 1000
-      await s.writer.awardMany(GUILD, Array.from({ length: 1000 }, () => ({
-        userId: randomUser(),
-        xp: 15 + Math.floor(Math.random() * 11),
-        roleIds: [ROLE_A, ROLE_B, ROLE_C],
-        channelId: CHANNEL
-      })))
+      await s.writer.awardMany(GUILD, Array.from({ length: 1000 }, () => args.plain
+        ? { userId: randomUser(), xp: 10 }
+        : { userId: randomUser(), xp: 15 + Math.floor(Math.random() * 11), roleIds: [ROLE_A, ROLE_B, ROLE_C], channelId: CHANNEL }))
     }
   }))
 }
@@ -97,7 +96,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     await side(cleanups, url, extractCommit(cleanups, args.baseline), args.baseline, 'a'),
     await side(cleanups, url, process.cwd(), 'this checkout', 'b')
   ] as const
-  console.log(`${args.single ? 'single awards' : 'batches of 1,000, every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`${args.single ? 'single awards' : 'batches of 1,000'}, ${args.plain ? 'no rule set' : 'every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   for (const s of sides) await awards(s, Math.min(COUNT, 4000)) // scripts loaded, connections open
   const rows: Array<[number, number]> = []
   for (let round = 0; round < ROUNDS; round++) {
