@@ -4,11 +4,11 @@
 // (scripts/every-rule.ts, as scripts/bench-rules.ts sets them) and a weekly season. R rounds (default
 // 6), the two taking turns (the order turning each round), of C awards (default 20,000) to random
 // members: batches of 1,000 through awardMany, four in flight, or with --single single awardXp
-// calls, 100 in flight; --plain: no rule set (the weekly season and history only, as
+// calls, 100 in flight (--in-flight N); --plain: no rule set (the weekly season and history only, as
 // `npm run bench:history -- --only awards` awards), and awards of 10 XP. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
 // median of the rounds' ratios; --stats adds INFO commandstats per award of the last round.
 //
-//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single] [--plain] [--stats]
+//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single [--in-flight N]] [--plain] [--stats]
 //
 // COMMIT defaults to main; "this checkout" is the working tree's src/.
 import { loadavg } from 'node:os'
@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     count: { type: 'string', default: '20000' },
     single: { type: 'boolean', default: false },
     plain: { type: 'boolean', default: false },
+    'in-flight': { type: 'string', default: '100' },
     stats: { type: 'boolean', default: false }
   }
 })
@@ -67,7 +68,7 @@ async function side (cleanups: Cleanups, url: string, root: string, name: string
 async function awards (s: Side, count: number): Promise<void> {
   let left = count
   if (args.single) {
-    await Promise.all(Array.from({ length: 100 }, async () => {
+    await Promise.all(Array.from({ length: Number(args['in-flight']) }, async () => {
       while (left-- > 0) await s.writer.awardXp({ guildId: GUILD, userId: randomUser(), xp: 10 })
     }))
     return
@@ -96,7 +97,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     await side(cleanups, url, extractCommit(cleanups, args.baseline), args.baseline, 'a'),
     await side(cleanups, url, process.cwd(), 'this checkout', 'b')
   ] as const
-  console.log(`${args.single ? 'single awards' : 'batches of 1,000'}, ${args.plain ? 'no rule set' : 'every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`${args.single ? `single awards, ${args['in-flight']} in flight` : 'batches of 1,000'}, ${args.plain ? 'no rule set' : 'every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   for (const s of sides) await awards(s, Math.min(COUNT, 4000)) // scripts loaded, connections open
   const rows: Array<[number, number]> = []
   for (let round = 0; round < ROUNDS; round++) {

@@ -2,14 +2,14 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close] [--baseline COMMIT]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
 // award on the code before them (commit 1186f85, or --baseline's commit, extracted from git into a temporary
 // directory and loaded beside this one, on its own connection and server), R alternating rounds
-// (default 10) of 10,000 awards with 100 in flight to random members of 10,000; the ratio is the
-// median of the rounds' ratios.
+// (default 10) of 10,000 awards with 100 in flight (--in-flight N) to random members of 10,000;
+// the ratio is the median of the rounds' ratios.
 // "close": one server of N members (default 1,000,000), a weekly season and season_retention 1:
 // the first day every member is awarded XP, then each later day A random members (default
 // 100,000); at each midnight the season end (on Mondays) and the day's close run alone, each with
@@ -45,7 +45,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '10' },
     chunk: { type: 'string', default: '250' },
     only: { type: 'string' },
-    baseline: { type: 'string', default: BEFORE_HISTORY }
+    baseline: { type: 'string', default: BEFORE_HISTORY },
+    'in-flight': { type: 'string', default: '100' }
   }
 })
 const MEMBERS = Number(args.members)
@@ -135,12 +136,14 @@ interface AwardingWriter {
   awardXp: (ref: { guildId: string, userId: string, xp: number }) => Promise<unknown>
 }
 
-/** The Redis CPU of `count` awards with 100 in flight, per award. */
+const IN_FLIGHT = Number(args['in-flight'])
+
+/** The Redis CPU of `count` awards with IN_FLIGHT in flight, per award. */
 async function awardCpu (redis: RedisClient, writer: AwardingWriter, guildId: string, count: number, pool: number): Promise<number> {
   const userIds = randomMembers(count, pool)
   const before = await redisCpuUs(redis)
   let next = 0
-  await Promise.all(Array.from({ length: 100 }, async () => {
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
     while (next < userIds.length) await writer.awardXp({ guildId, userId: userIds[next++] as string, xp: 10 })
   }))
   return (await redisCpuUs(redis) - before) / count
@@ -170,7 +173,7 @@ async function benchAwards (cleanups: Cleanups, server: RedisServer, clock: Fake
   await writer.bulkSetMembers(GUILD, crowd)
   clock.set(START + DAY_MS + DAY_MS / 2)
   const closed = await new DayCloser(redisNowClient, new KeyBuilder('now')).closeDue(GUILD)
-  console.log(`awards: ${fmt(POOL)} members a server, ${closed.length} day closed (members carry a history index), a weekly season; ${ROUNDS} rounds of ${fmt(COUNT)} awards, 100 in flight, load ${load()}`)
+  console.log(`awards: ${fmt(POOL)} members a server, ${closed.length} day closed (members carry a history index), a weekly season; ${ROUNDS} rounds of ${fmt(COUNT)} awards, ${IN_FLIGHT} in flight, load ${load()}`)
   // One round of each first, so that both have their scripts loaded and their day's first touches behind them in part.
   await awardCpu(redisBefore, writerBefore, GUILD, COUNT, POOL)
   await awardCpu(redisNowClient, writer, GUILD, COUNT, POOL)

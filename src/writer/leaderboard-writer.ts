@@ -140,6 +140,27 @@ export interface SetXpResult {
   roles?: RoleChanges
 }
 
+/** An award's reply as awardXp reads it, with the curve of the settings the script checked. */
+interface AwardReply {
+  status: number
+  xp: number
+  /** The XP gained; for an award refused by the XP limit, the gain that was refused. */
+  gained: number
+  curve: LevelCurve
+  add: string
+  remove: string
+}
+
+/** An award awardXp queued for its server's next script call (#sendAwards). */
+interface PendingAward {
+  /** Its PER_AWARD script arguments (award-batch-18.lua); the gain, at 1, is filled in by each try. */
+  args: [member: string, gain: number, username: string, opId: string, displayName: string, avatarUrl: string]
+  award: CheckedAward
+  opId: string
+  resolve: (reply: AwardReply) => void
+  reject: (err: unknown) => void
+}
+
 /** Awards per awardMany call. */
 export const MAX_BATCH_AWARDS = 1000
 /** Awards per script call of awardMany: about a millisecond of Redis's time each. */
@@ -367,6 +388,8 @@ export class LeaderboardWriter {
   /** The settings (and current season) each write computes with, as of their epoch. */
   readonly #settingsCache: SettingsCache
   readonly #calendar: CalendarWrites
+  /** awardXp's awards not sent yet, by server: sent together at the end of this turn of the event loop. */
+  readonly #pendingAwards = new Map<string, PendingAward[]>()
 
   constructor (redis: RedisClient, keys: KeyBuilder = new KeyBuilder(), options: WriterOptions = {}) {
     defineCommands(redis)
@@ -422,13 +445,61 @@ export class LeaderboardWriter {
     const { guildId, userId } = this.#ref(ref)
     const award = checkAward(ref)
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
-    const profile = profileArgs(ref)
+    const { displayName, avatarUrl } = profileArgs(ref)
+    const opId = this.#operation(guildId, ref.opId).opId
+    const { status, xp, gained, curve, add, remove } = await new Promise<AwardReply>((resolve, reject) => {
+      let queue = this.#pendingAwards.get(guildId)
+      if (queue === undefined) {
+        queue = []
+        this.#pendingAwards.set(guildId, queue)
+        setImmediate(() => { this.#sendAwards(guildId) })
+      }
+      queue.push({ args: [boardMember(userId), 0, username, opId, displayName, avatarUrl], award, opId, resolve, reject })
+    })
+    const result = awardResult(status, xp, gained, curve, roleChangesOf(add, remove))
+    if (result.reason === 'xp_limit') {
+      throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
+    }
+    const { replayed, ...rest } = result
+    return rest
+  }
+
+  /**
+   * Sends the awards awardXp queued for a server during this turn of the event loop: one alone
+   * as award-xp, several as award-batch calls (each award with its own operation id, so each is
+   * applied once and a WriteOutcomeUnknownError names the id to retry it with), in the order they
+   * were made. Awards that arrive together (a busy bot's, the write API's concurrent requests)
+   * then share one script call's reading of the settings, the clock, the subscriptions, the
+   * aggregates' and the data version's writes: a fraction of Redis's CPU per award.
+   */
+  #sendAwards (guildId: string): void {
+    const queue = this.#pendingAwards.get(guildId) ?? []
+    this.#pendingAwards.delete(guildId)
+    if (queue.length === 1) {
+      const [only] = queue as [PendingAward]
+      this.#awardOne(guildId, only).then(only.resolve, only.reject)
+      return
+    }
+    for (let from = 0; from < queue.length; from += AWARD_BATCH) {
+      const chunk = queue.slice(from, from + AWARD_BATCH)
+      this.#awardChunk(guildId, chunk).then(
+        (replies) => { chunk.forEach((p, i) => { p.resolve(replies[i] as AwardReply) }) },
+        (err: unknown) => {
+          for (const p of chunk) {
+            p.reject(err instanceof WriteOutcomeUnknownError ? new WriteOutcomeUnknownError('awardXp', p.opId, this.settleTimeoutMs, err.cause) : err)
+          }
+        })
+    }
+  }
+
+  async #awardOne (guildId: string, pending: PendingAward): Promise<AwardReply> {
     const k = this.keys.guild(guildId)
-    const op = this.#operation(guildId, ref.opId)
-    let gain = 0
+    const op = this.#operation(guildId, pending.opId)
+    const [member, , username, opId, displayName, avatarUrl] = pending.args
+    let gained = 0
     let curve: LevelCurve = DEFAULT_CURVE
-    const reply = await this.#settle('awardXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => {
-      gain = gainOf(w.settings, w.calendar, award)
+    const [status, xp, replied, add = '', remove = ''] = await this.#settle('awardXp', opId, async () => await this.#calendar.run(guildId, async (w) => {
+      gained = gainOf(w.settings, w.calendar, pending.award)
       curve = levelCurve(w.settings)
       return await scripts.awardXp(this.redis, {
         ...k,
@@ -437,21 +508,47 @@ export class LeaderboardWriter {
         ops: op.current,
         opsPrev: op.previous,
         season: k.seasonCurrent,
-        member: boardMember(userId),
-        gain,
+        member,
+        gain: gained,
         username,
         maxXp: MAX_XP,
-        opId: op.opId,
+        opId,
         opsTtlMs: op.ttlMs,
-        ...profile
+        displayName,
+        avatarUrl
       })
     }, calendarRefusal))
-    const [status, xp, gained, add = '', remove = ''] = reply
-    const result = awardResult(status, xp, gained, curve, roleChangesOf(add, remove))
-    if (result.reason === 'xp_limit') {
-      throw new XpLimitError(`awarding ${gain} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
-    }
-    return result
+    // The XP limit's reply gains nothing: its message names the gain that was refused.
+    return { status, xp, gained: status === AwardStatus.overXpLimit ? gained : replied, curve, add, remove }
+  }
+
+  /** One award-batch call of awardXp's queued awards; their replies in order. */
+  async #awardChunk (guildId: string, chunk: readonly PendingAward[]): Promise<AwardReply[]> {
+    const k = this.keys.guild(guildId)
+    const op = this.#operation(guildId, undefined)
+    const args = chunk.flatMap((p) => p.args)
+    const gains = new Array<number>(chunk.length)
+    const { reply, curve } = await this.#settle('awardXp', undefined, async () => await this.#calendar.run(guildId, async (w) => {
+      chunk.forEach((p, i) => { args[PER_AWARD * i + 1] = gains[i] = gainOf(w.settings, w.calendar, p.award) })
+      return await scripts.awardBatch(this.redis, {
+        ...k,
+        ...w.keys,
+        ...w.args,
+        ops: op.current,
+        opsPrev: op.previous,
+        season: k.seasonCurrent,
+        maxXp: MAX_XP,
+        opsTtlMs: op.ttlMs,
+        callOpId: op.opId
+      }, args).then((reply) => ({ reply, curve: levelCurve(w.settings) }))
+    }, ({ reply }) => calendarRefusal(reply)))
+    const roles = new Map<number, [string, string]>()
+    for (let at = 4 * chunk.length; at + 2 < reply.length; at += 3) roles.set(Number(reply[at]) - 1, [String(reply[at + 1]), String(reply[at + 2])])
+    return chunk.map((_, i) => {
+      const status = Number(reply[4 * i])
+      const [add = '', remove = ''] = roles.get(i) ?? []
+      return { status, xp: Number(reply[4 * i + 1]), gained: status === AwardStatus.overXpLimit ? gains[i] as number : Number(reply[4 * i + 2]), curve, add, remove }
+    })
   }
 
   /**
