@@ -10,6 +10,7 @@ import { redisNow } from '../src/redis/client.js'
 import { boardMember } from '../src/redis/keys.js'
 import { type BaseRecord, baseRecord } from './helpers/guild-state.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { library } from '../src/redis/functions.js'
 
 const PREFIX = 'clitest'
 
@@ -496,4 +497,25 @@ t.test('demo --keep-key makes no new key while the demo server has a working one
   const remade = JSON.parse(after.stdout) as { key: string, key_id: string }
   t.not(remade.key_id, made.key_id)
   t.match(await store.check(remade.key), { status: 'ok', guildId: '62' })
+})
+
+t.test('functions prune deletes the libraries older builds loaded, keeping this build\'s and every library not the service\'s', async (t) => {
+  const older = 'leaderboard_00000000000000aa'
+  await raw.call('FUNCTION', 'LOAD', 'REPLACE', `#!lua name=${older}\nredis.register_function('awardXp_00000000000000aa', function () return 1 end)`)
+  await raw.call('FUNCTION', 'LOAD', 'REPLACE', "#!lua name=clitest_own\nredis.register_function('clitest_own', function () return 1 end)")
+  await writer.awardXp({ guildId: '63', userId: '1', xp: 5 }) // this build's library, loaded at its first call
+  const libraries = async (): Promise<string[]> => ((await raw.call('FUNCTION', 'LIST')) as string[][]).map((entry) => entry[1] as string).sort()
+  const ours = library().name
+  t.same(await libraries(), [older, 'clitest_own', ours].sort())
+  const node = `127.0.0.1:${server.port}`
+  const dry = await cli(['functions', 'prune', '--dry-run'])
+  t.equal(dry.code, 0, dry.stderr)
+  t.same(lines(dry.stdout), [`${node}: would delete ${older}; kept ${ours}`])
+  t.same(await libraries(), [older, 'clitest_own', ours].sort(), 'a dry run deletes nothing')
+  const run = await cli(['functions', 'prune', '--json'])
+  t.equal(run.code, 0, run.stderr)
+  t.same(JSON.parse(run.stdout), { dry_run: false, nodes: [{ node, deleted: [older], kept: ours }] })
+  t.same(await libraries(), ['clitest_own', ours].sort(), "the older build's library deleted; this build's and another application's kept")
+  t.same(lines((await cli(['functions', 'prune'])).stdout), [`${node}: no library of an older build; kept ${ours}`], 'again: nothing more')
+  t.match(await writer.awardXp({ guildId: '63', userId: '1', xp: 5 }), { xp: 10 }, 'awards go on')
 })

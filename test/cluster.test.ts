@@ -3,6 +3,8 @@
 import t from 'tap'
 import { RedisCluster } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
+import type { Cluster } from 'ioredis'
+import { pruneLibraries } from '../src/redis/functions.js'
 
 const cluster = await RedisCluster.start(3)
 t.teardown(async () => { await cluster.close() })
@@ -48,5 +50,22 @@ t.test('the API reads, authenticates and rate-limits on a cluster', async (t) =>
     const refused = await app.inject({ url: `/api/v1/servers/${guildId}/stats`, headers })
     t.equal(refused.statusCode, 429, 'the per-key limit holds on the cluster')
     t.same((await apiKeys.list(guildId)).map((k) => k.guildId), [guildId])
+  }
+})
+
+t.test('pruning the libraries of older builds deletes them on every primary, and awards go on on each', async (t) => {
+  const { writer, redis } = await buildTestApp(t, cluster.url, { redisCluster: true })
+  const older = 'leaderboard_00000000000000bb'
+  const masters = (redis as Cluster).nodes('master')
+  for (const node of masters) await node.call('FUNCTION', 'LOAD', 'REPLACE', `#!lua name=${older}\nredis.register_function('awardXp_00000000000000bb', function () return 1 end)`)
+  const pruned = await pruneLibraries(redis)
+  t.equal(pruned.length, 3, 'every primary')
+  t.ok(pruned.every((p) => p.deleted.length === 1 && p.deleted[0] === older), JSON.stringify(pruned))
+  for (const node of masters) {
+    const names = ((await node.call('FUNCTION', 'LIST')) as string[][]).map((entry) => entry[1])
+    t.notOk(names.includes(older), `gone from ${node.options.port}`)
+  }
+  for (const guildId of ['1100000000000000001', '1100000000000000002', '1100000000000000003']) {
+    t.match(await writer.awardXp({ guildId, userId: '77', xp: 5 }), { gained: 5 })
   }
 })

@@ -3,6 +3,7 @@
 // Success prints a few short lines on stdout; bad input, a refused operation or an unreachable
 // Redis prints one `error: …` line on stderr and exits 1 (commander's usage errors too).
 import { Command } from 'commander'
+import { addFunctionsCommand } from './functions-command.js'
 import { addKeyCommands } from './key-commands.js'
 import { addMemberCommands } from './member-commands.js'
 import { addMigrateCommand } from './migrate-command.js'
@@ -31,6 +32,7 @@ Environment:
   addSeedCommands(program)
   addTransferCommands(program)
   addMigrateCommand(program)
+  addFunctionsCommand(program)
   return program
 }
 

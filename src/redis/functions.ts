@@ -259,3 +259,41 @@ export function defineFunctions (client: RedisClient): void {
     target.execute = execute
   }
 }
+
+/** What `prune` found on one primary. */
+export interface PrunedNode {
+  /** host:port */
+  node: string
+  /** The libraries of other builds (`leaderboard_<hash>`) deleted, or with `dryRun` that would be. */
+  deleted: string[]
+  /** This build's library, when the node has it. */
+  kept: string | undefined
+}
+
+const OUR_LIBRARY = /^leaderboard_[0-9a-f]{16}$/
+
+/**
+ * Deletes, on every primary, the libraries older builds of the service loaded (named
+ * `leaderboard_<hash>`, never called by this build), keeping this build's and any library not
+ * the service's. For after an upgrade: an instance still running an older build loads its
+ * library again at its next award (it meets "Function not found", as after a FUNCTION FLUSH).
+ */
+export async function pruneLibraries (client: RedisClient, options: { dryRun?: boolean } = {}): Promise<PrunedNode[]> {
+  const ours = library().name
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
+  return await Promise.all(nodes.map(async (node) => {
+    const send = async (args: string[]): Promise<unknown> => await (node.sendCommand(new Command('function', args, { replyEncoding: 'utf8' })) as Promise<unknown>)
+    const listed = await send(['LIST', 'LIBRARYNAME', 'leaderboard_*']) as unknown[][]
+    // Each library is a flat list of field, value: library_name, engine, functions.
+    const names = listed.map((entry) => String(entry[entry.indexOf('library_name') + 1])).filter((name) => OUR_LIBRARY.test(name))
+    const deleted = names.filter((name) => name !== ours)
+    if (options.dryRun !== true) {
+      for (const name of deleted) {
+        await send(['DELETE', name]).catch((err: Error) => {
+          if (!/^ERR Library not found/.test(err.message)) throw err // another prune got there first
+        })
+      }
+    }
+    return { node: `${node.options.host ?? '127.0.0.1'}:${node.options.port ?? 6379}`, deleted, kept: names.includes(ours) ? ours : undefined }
+  }))
+}
