@@ -250,8 +250,10 @@ t.test('a restart of every instance loses nothing: events queued while none runs
 t.test('an event not delivered within the retry period is given up, logged, and the next one goes', async (t) => {
   // The second event, made once the first has failed for half the period, waits behind it and is
   // younger by as much: still in its own period when the first is given up, if the worker comes
-  // back to the queue within half a period. A machine too busy for that gives both up; the
-  // scenario then runs again with a period four times as long.
+  // back to the queue within half a period. A machine too busy for that gives both up, or gives
+  // the first up before its first attempt (older than the period when the worker first reached
+  // it: seen with a CPU burner on each core beside other suites); the scenario then runs again
+  // with a period four times as long.
   type Log = Array<{ outcome: string, event_id: string }>
   for (let periodMs = 2000, attempt = 0; ; periodMs *= 4, attempt++) {
     const ctx = await build(t, { webhookRetryForMs: periodMs })
@@ -263,7 +265,12 @@ t.test('an event not delivered within the retry period is given up, logged, and 
     await levelUps(ctx, g, 1)
     const made = Date.now()
     // One failed attempt at least: on a loaded machine the first retry may come after the period.
-    await until(() => receiver.received.length >= 1 && Date.now() - made >= periodMs / 2, 'the first event failing for half its period')
+    let unattempted = false
+    await until(async () => {
+      if (receiver.received.length >= 1) return Date.now() - made >= periodMs / 2
+      unattempted = (await deliveries()).some((a) => a.outcome === 'gave_up')
+      return unattempted
+    }, 'the first event failing for half its period')
       .catch(async (err: Error) => {
         // Seen once with two whole suites on the machine (no attempt in 30 s): say where delivery stood.
         const { redis, keys } = ctx
@@ -272,6 +279,14 @@ t.test('an event not delivered within the retry period is given up, logged, and 
         ])
         throw new Error(`${err.message}; received ${receiver.received.length}, state ${JSON.stringify(state)}, lease ttl ${lease} ms, ${events} events, deliveries ${JSON.stringify(await deliveries())}`)
       })
+    if (unattempted) {
+      if (periodMs < 32_000) {
+        t.comment(`the first event was given up before any attempt with a retry period of ${periodMs} ms: again, four times as long`)
+        continue
+      }
+      t.fail(`the first event was given up before any attempt even with a retry period of ${periodMs} ms`)
+      return
+    }
     await levelUps(ctx, g, 1, 2)
     let log: Log = []
     // The second's delivery, and its record (which follows its answer), or the second given up too.
