@@ -149,3 +149,37 @@ return out`
     t.same(wrong.slice(0, 5), [], `${mode}, ${set.length} rewards, ${custom === null ? 'linear' : 'custom'} curve`)
   }
 })
+
+t.test('the cooldown\'s Lua, at times the test sets: each cooldown of a call has a score of its own, and a cooldown ends at its award\'s ms plus the cooldown, to the ms', async (t) => {
+  const server = await RedisServer.start()
+  t.teardown(async () => { await server.close() })
+  const raw = new Redis(server.url)
+  t.teardown(() => { raw.disconnect() })
+  const include = (name: string): string => readFileSync(new URL(`../src/redis/commands/includes/${name}.lua`, import.meta.url), 'utf8')
+  // One call's cooldowns, all started at ms ARGV[1]; then how many hold a ms before their end, and how many have ended at it.
+  const script = `${include('numbers')}\n${include('levels')}\n${include('rules')}\n
+local rules = load_rules(KEYS[1])
+local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 1, n do start_cooldown(rules, KEYS[2], 'm' .. i, now) end
+local held, ended = 0, 0
+for i = 1, n do
+  if in_cooldown(rules, KEYS[2], 'm' .. i, now + rules.cooldown_ms - 1) then held = held + 1 end
+  if not in_cooldown(rules, KEYS[2], 'm' .. i, now + rules.cooldown_ms) then ended = ended + 1 end
+end
+return { held, ended }`
+  await raw.hset('rules-test:cooldown', { epoch: '1', cooldown_seconds: '60' })
+  // Today's ms, and one near 2^43 ms (the year 2248), where a double's step is 2^-10 ms.
+  for (const now of [1_795_000_000_123, 2 ** 43 - 86_400_000]) {
+    const key = `rules-test:cooldowns:${now}`
+    t.same(await raw.eval(script, 2, 'rules-test:cooldown', key, now, 250), [250, 250], `${now}: all 250 hold until their last ms, and end at the next`)
+    const scores = (await raw.zrange(key, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number)
+    t.equal(new Set(scores).size, 250, `${now}: a score each (no ties for the skip list to break by comparing members)`)
+    t.same(scores.filter((score) => Math.floor(score) !== now), [], `${now}: each score's whole part is the award's ms`)
+  }
+  // A score an earlier version wrote (the ms alone) reads the same.
+  await raw.zadd('rules-test:cooldowns:old', 1_795_000_000_000, 'm1')
+  const old = `${include('numbers')}\n${include('levels')}\n${include('rules')}\n
+local rules = load_rules(KEYS[1])
+return { in_cooldown(rules, KEYS[2], 'm1', 1795000059999) and 1 or 0, in_cooldown(rules, KEYS[2], 'm1', 1795000060000) and 1 or 0 }`
+  t.same(await raw.eval(old, 2, 'rules-test:cooldown', 'rules-test:cooldowns:old'), [1, 0], 'an earlier version\'s score: held to its last ms, ended at the next')
+})

@@ -15,7 +15,8 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 -- for level_for_xp('custom').
 --   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
---     level past a custom curve's last), epoch (as stored, '0' for none) }
+--     level past a custom curve's last), epoch (as stored, '0' for none), cooldowns_started (the
+--     cooldowns the call has started so far, start_cooldown's count) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode', 'epoch')
@@ -42,20 +43,32 @@ local function load_rules (settings_key)
     rewards = rewards,
     reward_xp = reward_xp,
     mode = f[6] or 'stack',
-    epoch = f[7] or '0'
+    epoch = f[7] or '0',
+    cooldowns_started = 0
   }
 end
 
--- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too recent.
+-- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too
+-- recent. The board's score is the award's ms plus a fraction of one (start_cooldown): the ms is
+-- its whole part, so a cooldown ends at that ms plus the cooldown, never a ms later or earlier.
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
   local last = redis.call('ZSCORE', cooldowns_key, member)
-  return last ~= false and now - tonumber(last) < rules.cooldown_ms
+  return last ~= false and now - math.floor(tonumber(last)) < rules.cooldown_ms
 end
 
--- Records an applied award's time for the cooldown (only while a cooldown is set).
+-- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of
+-- a call happens at one ms; members of a sorted set that tie on their score are ordered by their
+-- strings, compared at every level of the skip list on each insert, so a batch's thousand
+-- cooldowns at one score made the cooldown's ZADD cost more than the award's every other
+-- command. Each cooldown a call starts gets its own score instead: the ms plus n/1024 (n counted
+-- in the call), exact in a double while the ms is below 2^43 (the year 2248), and below the next
+-- ms, which in_cooldown drops.
 local function start_cooldown (rules, cooldowns_key, member, now)
-  if rules.cooldown_ms > 0 then redis.call('ZADD', cooldowns_key, now, member) end
+  if rules.cooldown_ms == 0 then return end
+  local n = rules.cooldowns_started
+  rules.cooldowns_started = n + 1
+  redis.call('ZADD', cooldowns_key, string.format('%.17g', now + (n % 1024) / 1024), member)
 end
 
 -- Once per call that awarded with a cooldown set: members whose last award is past any cooldown
