@@ -16,7 +16,8 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 --   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
 --     level past a custom curve's last), epoch (as stored, '0' for none), cooldowns_started (the
---     cooldowns the call has started so far, start_cooldown's count) }
+--     cooldowns the call has started so far, start_cooldown's count), last_awards (board member
+--     -> its last award's score or false, read_cooldowns's, nil until it reads them) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode', 'epoch')
@@ -51,10 +52,23 @@ end
 -- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too
 -- recent. The board's score is the award's ms plus a fraction of one (start_cooldown): the ms is
 -- its whole part, so a cooldown ends at that ms plus the cooldown, never a ms later or earlier.
+-- The last awards read_cooldowns read are taken from it.
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
-  local last = redis.call('ZSCORE', cooldowns_key, member)
+  local last = rules.last_awards and rules.last_awards[member]
+  if last == nil then last = redis.call('ZSCORE', cooldowns_key, member) end
   return last ~= false and now - math.floor(tonumber(last)) < rules.cooldown_ms
+end
+
+-- For a call of many awards: the last awards of `members` (1..n) read in one ZMSCORE, rather than
+-- a ZSCORE an award (each a call from Lua into Redis); start_cooldown keeps them current, so a
+-- member awarded twice in the call sees its first award.
+local function read_cooldowns (rules, cooldowns_key, members, n)
+  if rules.cooldown_ms == 0 or n == 0 then return end
+  local scores = redis.call('ZMSCORE', cooldowns_key, unpack(members, 1, n))
+  local last = {}
+  for i = 1, n do last[members[i]] = scores[i] end
+  rules.last_awards = last
 end
 
 -- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of
@@ -68,7 +82,9 @@ local function start_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return end
   local n = rules.cooldowns_started
   rules.cooldowns_started = n + 1
-  redis.call('ZADD', cooldowns_key, string.format('%.17g', now + (n % 1024) / 1024), member)
+  local score = string.format('%.17g', now + (n % 1024) / 1024)
+  redis.call('ZADD', cooldowns_key, score, member)
+  if rules.last_awards then rules.last_awards[member] = score end
 end
 
 -- Once per call that awarded with a cooldown set: members whose last award is past any cooldown
