@@ -72,7 +72,7 @@ local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = event
 local deltas = new_deltas()
 local members = {}
 for i = 12, #ARGV, 6 do members[#members + 1] = ARGV[i] end
-read_cooldowns(rules, k.cooldowns, members, #members)
+read_rules_state(rules, k.cooldowns, s.day, members, #members)
 -- Each award's values go straight into the flat reply (a table an award is garbage for Lua's
 -- collector, a fifth of Redis's time under awards); the roles come after every award's four.
 local replies, roles = {}, {}

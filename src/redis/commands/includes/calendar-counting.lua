@@ -55,9 +55,11 @@ local function visible_xp (score)
   return int(xp)
 end
 
--- The XP `member` gained today so far (the daily cap's count).
+-- The XP `member` gained today so far (the daily cap's count); from the gains read_day_gains read
+-- when it read the member's.
 local function day_gained (d, member)
-  local gained = tonumber(redis.call('HGET', d.gains, member) or '0')
+  local gained = d.gains_read and d.gains_read[member]
+  if gained == nil then gained = tonumber(redis.call('HGET', d.gains, member) or '0') end
   if d.legacy_exists == nil then d.legacy_exists = redis.call('EXISTS', d.legacy) == 1 end
   if d.legacy_exists then gained = gained + tonumber(redis.call('ZSCORE', d.legacy, member) or '0') end
   return gained
@@ -72,12 +74,26 @@ end
 local function touch_day (d, member, gained, old_score, digits)
   -- A first gain is the only one whose new score equals it; a first touch is HSETNX's to tell.
   if gained > 0 then
-    if redis.call('HINCRBY', d.gains, member, digits or int(gained)) ~= gained then return end
+    local total = redis.call('HINCRBY', d.gains, member, digits or int(gained))
+    if d.gains_read then d.gains_read[member] = total end
+    if total ~= gained then return end
     if redis.call('HLEN', d.gains) == 1 then redis.call('PEXPIREAT', d.gains, d.expire_at) end
   end
   if redis.call('HSETNX', d.day_start, member, visible_xp(old_score)) == 1 and redis.call('HLEN', d.day_start) == 1 then
     day_started(d)
   end
+end
+
+-- For a call of many awards under a daily cap: the day's gains of `members` (1..n) read in one
+-- HMGET, rather than an HGET an award; touch_day keeps them current, so a member awarded twice in
+-- the call counts its first award. (The day's legacy sorted set, where a day has one, is still
+-- read an award at a time.)
+local function read_day_gains (d, members, n)
+  if n == 0 then return end
+  local gains = redis.call('HMGET', d.gains, unpack(members, 1, n))
+  local read = {}
+  for i = 1, n do read[members[i]] = tonumber(gains[i] or '0') end
+  d.gains_read = read
 end
 
 -- touch_day for many members at once (bulk writes): members[i] went from board score olds[i]
