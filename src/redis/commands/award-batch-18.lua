@@ -72,7 +72,8 @@ local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = event
 local deltas = new_deltas()
 local members = {}
 for i = 12, #ARGV, 6 do members[#members + 1] = ARGV[i] end
-read_rules_state(rules, k.cooldowns, s.day, members, #members)
+read_cooldowns(rules, k.cooldowns, members, #members)
+begin_day_counts(s.day, members, #members)
 -- Each award's values go straight into the flat reply (a table an award is garbage for Lua's
 -- collector, a fifth of Redis's time under awards); the roles come after every award's four.
 local replies, roles = {}, {}
@@ -101,6 +102,7 @@ for i = 12, #ARGV, 6 do
   end
 end
 for j = 1, o do replies[r + j] = roles[j] end
+end_day_counts(s.day)
 if any then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[5], ARGV[6]) end

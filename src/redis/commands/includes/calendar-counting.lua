@@ -55,10 +55,10 @@ local function visible_xp (score)
   return int(xp)
 end
 
--- The XP `member` gained today so far (the daily cap's count); from the gains read_day_gains read
--- when it read the member's.
+-- The XP `member` gained today so far (the daily cap's count); a call of many awards counts it
+-- itself (begin_day_counts).
 local function day_gained (d, member)
-  local gained = d.gains_read and d.gains_read[member]
+  local gained = d.counts and d.counts.gains[member]
   if gained == nil then gained = tonumber(redis.call('HGET', d.gains, member) or '0') end
   if d.legacy_exists == nil then d.legacy_exists = redis.call('EXISTS', d.legacy) == 1 end
   if d.legacy_exists then gained = gained + tonumber(redis.call('ZSCORE', d.legacy, member) or '0') end
@@ -71,29 +71,32 @@ end
 -- to the day's gains: the members the day touched are the day-start hash's (what the close
 -- reads). The gains are a hash, not a sorted set: most members tie on a day's gains, and an
 -- update of a sorted set of ties compares member strings at every level.
+-- In a call of many awards (begin_day_counts) it counts in Lua what end_day_counts writes.
 local function touch_day (d, member, gained, old_score, digits)
+  local c = d.counts
+  if c then
+    if gained > 0 then
+      local before = c.gains[member]
+      c.gains[member] = before + gained
+      if not c.changed[member] then
+        c.changed[member] = true
+        c.g = c.g + 1
+        c.gainers[c.g] = member
+      end
+      if before > 0 then return end
+    end
+    c.t = c.t + 1
+    c.touched[c.t], c.olds[c.t] = member, old_score
+    return
+  end
   -- A first gain is the only one whose new score equals it; a first touch is HSETNX's to tell.
   if gained > 0 then
-    local total = redis.call('HINCRBY', d.gains, member, digits or int(gained))
-    if d.gains_read then d.gains_read[member] = total end
-    if total ~= gained then return end
+    if redis.call('HINCRBY', d.gains, member, digits or int(gained)) ~= gained then return end
     if redis.call('HLEN', d.gains) == 1 then redis.call('PEXPIREAT', d.gains, d.expire_at) end
   end
   if redis.call('HSETNX', d.day_start, member, visible_xp(old_score)) == 1 and redis.call('HLEN', d.day_start) == 1 then
     day_started(d)
   end
-end
-
--- For a call of many awards under a daily cap: the day's gains of `members` (1..n) read in one
--- HMGET, rather than an HGET an award; touch_day keeps them current, so a member awarded twice in
--- the call counts its first award. (The day's legacy sorted set, where a day has one, is still
--- read an award at a time.)
-local function read_day_gains (d, members, n)
-  if n == 0 then return end
-  local gains = redis.call('HMGET', d.gains, unpack(members, 1, n))
-  local read = {}
-  for i = 1, n do read[members[i]] = tonumber(gains[i] or '0') end
-  d.gains_read = read
 end
 
 -- touch_day for many members at once (bulk writes): members[i] went from board score olds[i]
@@ -114,4 +117,36 @@ local function touch_day_many (d, members, olds, n)
     redis.call('HSET', d.day_start, unpack(fresh, 1, f))
     day_started(d)
   end
+end
+
+-- For a call of many awards (award-batch): the day's gains of `members` (1..n, the call's award
+-- members) read in one HMGET; touch_day then counts each award's gain and first touch in Lua
+-- (day_gained reads the counts, so a member awarded twice in the call sees its first award), and
+-- end_day_counts writes them: an HMGET, an HSET of the gains and touch_day_many's two commands a
+-- call, where each award cost an HGET (the cap's), an HINCRBY and an HSETNX. The script runs
+-- whole, so nothing outside it sees the hashes between the two.
+local function begin_day_counts (d, members, n)
+  local gains = {}
+  if n > 0 then
+    local read = redis.call('HMGET', d.gains, unpack(members, 1, n))
+    for i = 1, n do gains[members[i]] = tonumber(read[i] or '0') end
+  end
+  d.counts = { gains = gains, changed = {}, gainers = {}, g = 0, touched = {}, olds = {}, t = 0 }
+end
+
+-- Writes what touch_day counted since begin_day_counts. The day's gains get their expiry when this
+-- call gave the hash its first fields (its length is then the fields the call added).
+local function end_day_counts (d)
+  local c = d.counts
+  d.counts = nil
+  if c.g > 0 then
+    local args = {}
+    for i = 1, c.g do
+      local member = c.gainers[i]
+      args[2 * i - 1], args[2 * i] = member, int(c.gains[member])
+    end
+    local added = redis.call('HSET', d.gains, unpack(args, 1, 2 * c.g))
+    if added > 0 and redis.call('HLEN', d.gains) == added then redis.call('PEXPIREAT', d.gains, d.expire_at) end
+  end
+  touch_day_many(d, c.touched, c.olds, c.t)
 end

@@ -103,13 +103,6 @@ local function cap_room (rules, day, member)
   return rules.cap - day_gained(day, member)
 end
 
--- For a call of many awards: what the rules read of each of `members` (1..n), its last award and
--- its day's gains, read for all of them in a command each (read_cooldowns, read_day_gains).
-local function read_rules_state (rules, cooldowns_key, day, members, n)
-  read_cooldowns(rules, cooldowns_key, members, n)
-  if rules.cap > 0 then read_day_gains(day, members, n) end
-end
-
 -- How many rewards a member holding `xp` has reached: a reward's level is reached at its XP, so
 -- the rewards need no level of the member (binary search of reward_xp, which follows the levels).
 local function rewards_reached (rules, xp)
