@@ -37,7 +37,7 @@
   ARGV[9] when the current season ends, Unix ms, or '' (never by itself)
   ARGV[10] the day's label (YYYY-MM-DD)
   ARGV[11] when the day's keys expire, Unix ms
-  then 6 per award i (from 0), at ARGV 12 + 6i to 17 + 6i: board member, gain (an integer from 0:
+  then 6 per award i (from 0; at most a few thousand, the writer sends 250 a call), at ARGV 12 + 6i to 17 + 6i: board member, gain (an integer from 0:
           the award with its multipliers, src/rules/gain.ts), username ('' to leave it as it is),
           its own operation id or '', display name and avatar URL ('' to leave each as it is,
           "\31" to clear it: includes/profile.lua)
@@ -106,6 +106,7 @@ end_day_counts(s.day)
 if any then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[5], ARGV[6]) end
+  write_cooldowns(rules, KEYS[17])
   trim_cooldowns(rules, KEYS[17], now)
   bump_version(KEYS[5])
   events_done(events)

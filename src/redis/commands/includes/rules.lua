@@ -17,7 +17,8 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
 --     level past a custom curve's last), epoch (as stored, '0' for none), cooldowns_started (the
 --     cooldowns the call has started so far, start_cooldown's count), last_awards (board member
---     -> its last award's score or false, read_cooldowns's, nil until it reads them) }
+--     -> its last award's score or false, read_cooldowns's, nil until it reads them), started
+--     (the cooldowns started since, score and member, for write_cooldowns) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode', 'epoch')
@@ -62,13 +63,15 @@ end
 
 -- For a call of many awards: the last awards of `members` (1..n) read in one ZMSCORE, rather than
 -- a ZSCORE an award (each a call from Lua into Redis); start_cooldown keeps them current, so a
--- member awarded twice in the call sees its first award.
+-- member awarded twice in the call sees its first award, and keeps the cooldowns it starts for
+-- write_cooldowns to add in one ZADD. The script runs whole: nothing sees the board in between.
 local function read_cooldowns (rules, cooldowns_key, members, n)
   if rules.cooldown_ms == 0 or n == 0 then return end
   local scores = redis.call('ZMSCORE', cooldowns_key, unpack(members, 1, n))
   local last = {}
   for i = 1, n do last[members[i]] = scores[i] end
   rules.last_awards = last
+  rules.started = {}
 end
 
 -- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of
@@ -83,8 +86,19 @@ local function start_cooldown (rules, cooldowns_key, member, now)
   local n = rules.cooldowns_started
   rules.cooldowns_started = n + 1
   local score = string.format('%.17g', now + (n % 1024) / 1024)
-  redis.call('ZADD', cooldowns_key, score, member)
-  if rules.last_awards then rules.last_awards[member] = score end
+  if rules.last_awards == nil then
+    redis.call('ZADD', cooldowns_key, score, member)
+    return
+  end
+  rules.last_awards[member] = score
+  rules.started[2 * n + 1], rules.started[2 * n + 2] = score, member
+end
+
+-- Once per call of many awards that started cooldowns (read_cooldowns): adds them.
+local function write_cooldowns (rules, cooldowns_key)
+  local n = rules.cooldowns_started
+  if rules.started == nil or n == 0 then return end
+  redis.call('ZADD', cooldowns_key, unpack(rules.started, 1, 2 * n))
 end
 
 -- Once per call that awarded with a cooldown set: members whose last award is past any cooldown
