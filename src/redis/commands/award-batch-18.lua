@@ -73,7 +73,13 @@ local deltas = new_deltas()
 local members = {}
 for i = 12, #ARGV, 6 do members[#members + 1] = ARGV[i] end
 read_cooldowns(rules, k.cooldowns, members, #members)
-begin_day_counts(s.day, members, #members)
+-- The day's gains are read for the awards that may gain: one within its cooldown reads none (with
+-- most of a chatty server's awards refused so, reading every member's cost more than it saved).
+local gaining = {}
+for j, member in ipairs(members) do
+  if tonumber(ARGV[7 + 6 * j]) > 0 and not in_cooldown(rules, k.cooldowns, member, now) then gaining[#gaining + 1] = member end
+end
+begin_day_counts(s.day, gaining, #gaining)
 -- Each award's values go straight into the flat reply (a table an award is garbage for Lua's
 -- collector, a fifth of Redis's time under awards); the roles come after every award's four.
 local replies, roles = {}, {}

@@ -76,7 +76,7 @@ local function touch_day (d, member, gained, old_score, digits)
   local c = d.counts
   if c then
     if gained > 0 then
-      local before = c.gains[member]
+      local before = c.gains[member] or tonumber(redis.call('HGET', d.gains, member) or '0')
       c.gains[member] = before + gained
       if not c.changed[member] then
         c.changed[member] = true
@@ -119,8 +119,8 @@ local function touch_day_many (d, members, olds, n)
   end
 end
 
--- For a call of many awards (award-batch): the day's gains of `members` (1..n, the call's award
--- members) read in one HMGET; touch_day then counts each award's gain and first touch in Lua
+-- For a call of many awards (award-batch): the day's gains of `members` (1..n, the members whose
+-- awards may gain; another's is read when it gains) read in one HMGET; touch_day then counts each award's gain and first touch in Lua
 -- (day_gained reads the counts, so a member awarded twice in the call sees its first award), and
 -- end_day_counts writes them: an HMGET, an HSET of the gains and touch_day_many's two commands a
 -- call, where each award cost an HGET (the cap's), an HINCRBY and an HSETNX. The script runs
