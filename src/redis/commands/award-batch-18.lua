@@ -70,16 +70,8 @@ if events then events.curve = rules.curve end
 local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = events,
             day = { legacy = KEYS[13], gains = KEYS[14], day_start = KEYS[15], hist = KEYS[16], label = ARGV[10], expire_at = ARGV[11], now = now } }
 local deltas = new_deltas()
-local members = {}
-for i = 12, #ARGV, 6 do members[#members + 1] = ARGV[i] end
-read_cooldowns(rules, k.cooldowns, members, #members)
--- The day's gains are read for the awards that may gain: one within its cooldown reads none (with
--- most of a chatty server's awards refused so, reading every member's cost more than it saved).
-local gaining = {}
-for j, member in ipairs(members) do
-  if tonumber(ARGV[7 + 6 * j]) > 0 and not in_cooldown(rules, k.cooldowns, member, now) then gaining[#gaining + 1] = member end
-end
-begin_day_counts(s.day, gaining, #gaining)
+begin_cooldowns(rules)
+begin_day_counts(s.day)
 -- Each award's values go straight into the flat reply (a table an award is garbage for Lua's
 -- collector, a fifth of Redis's time under awards); the roles come after every award's four.
 local replies, roles = {}, {}

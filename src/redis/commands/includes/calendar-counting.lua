@@ -55,11 +55,21 @@ local function visible_xp (score)
   return int(xp)
 end
 
--- The XP `member` gained today so far (the daily cap's count); a call of many awards counts it
--- itself (begin_day_counts).
+-- The day's gains of `member` in the hash: in a call of many awards (begin_day_counts), as the call
+-- has counted them, read once.
+local function hash_gains (d, member)
+  local c = d.counts
+  local gained = c and c.gains[member]
+  if gained == nil then
+    gained = tonumber(redis.call('HGET', d.gains, member) or '0')
+    if c then c.gains[member] = gained end
+  end
+  return gained
+end
+
+-- The XP `member` gained today so far (the daily cap's count).
 local function day_gained (d, member)
-  local gained = d.counts and d.counts.gains[member]
-  if gained == nil then gained = tonumber(redis.call('HGET', d.gains, member) or '0') end
+  local gained = hash_gains(d, member)
   if d.legacy_exists == nil then d.legacy_exists = redis.call('EXISTS', d.legacy) == 1 end
   if d.legacy_exists then gained = gained + tonumber(redis.call('ZSCORE', d.legacy, member) or '0') end
   return gained
@@ -76,7 +86,7 @@ local function touch_day (d, member, gained, old_score, digits)
   local c = d.counts
   if c then
     if gained > 0 then
-      local before = c.gains[member] or tonumber(redis.call('HGET', d.gains, member) or '0')
+      local before = hash_gains(d, member)
       c.gains[member] = before + gained
       if not c.changed[member] then
         c.changed[member] = true
@@ -119,19 +129,14 @@ local function touch_day_many (d, members, olds, n)
   end
 end
 
--- For a call of many awards (award-batch): the day's gains of `members` (1..n, the members whose
--- awards may gain; another's is read when it gains) read in one HMGET; touch_day then counts each award's gain and first touch in Lua
--- (day_gained reads the counts, so a member awarded twice in the call sees its first award), and
--- end_day_counts writes them: an HMGET, an HSET of the gains and touch_day_many's two commands a
--- call, where each award cost an HGET (the cap's), an HINCRBY and an HSETNX. The script runs
--- whole, so nothing outside it sees the hashes between the two.
-local function begin_day_counts (d, members, n)
-  local gains = {}
-  if n > 0 then
-    local read = redis.call('HMGET', d.gains, unpack(members, 1, n))
-    for i = 1, n do gains[members[i]] = tonumber(read[i] or '0') end
-  end
-  d.counts = { gains = gains, changed = {}, gainers = {}, g = 0, touched = {}, olds = {}, t = 0 }
+-- For a call of many awards (award-batch): touch_day then counts each award's gain and first
+-- touch in Lua (each member's gains read once, by hash_gains, which day_gained reads too, so a
+-- member awarded twice in the call sees its first award), and end_day_counts writes them: an HSET
+-- of the gains and touch_day_many's two commands a call, where each award that gained cost an
+-- HINCRBY and an HSETNX, and a member new to the day two HLENs. The script runs whole, so nothing
+-- outside it sees the hashes between the two.
+local function begin_day_counts (d)
+  d.counts = { gains = {}, changed = {}, gainers = {}, g = 0, touched = {}, olds = {}, t = 0 }
 end
 
 -- Writes what touch_day counted since begin_day_counts. The day's gains get their expiry when this

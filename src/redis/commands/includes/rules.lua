@@ -16,9 +16,9 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 --   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
 --     level past a custom curve's last), epoch (as stored, '0' for none), cooldowns_started (the
---     cooldowns the call has started so far, start_cooldown's count), last_awards (board member
---     -> its last award's score or false, read_cooldowns's, nil until it reads them), started
---     (the cooldowns started since, score and member, for write_cooldowns) }
+--     cooldowns the call has started so far, start_cooldown's count), and in a call of many
+--     awards (begin_cooldowns) started_at (board member -> the score of the cooldown the call
+--     started) and started (score, member, … for write_cooldowns) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode', 'epoch')
@@ -53,48 +53,42 @@ end
 -- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too
 -- recent. The board's score is the award's ms plus a fraction of one (start_cooldown): the ms is
 -- its whole part, so a cooldown ends at that ms plus the cooldown, never a ms later or earlier.
--- The last awards read_cooldowns read are taken from it.
+-- In a call of many awards a cooldown the call started is not on the board yet (begin_cooldowns).
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
-  local last = rules.last_awards and rules.last_awards[member]
+  local last = rules.started_at and rules.started_at[member]
   if last == nil then last = redis.call('ZSCORE', cooldowns_key, member) end
   return last ~= false and now - math.floor(tonumber(last)) < rules.cooldown_ms
 end
 
--- For a call of many awards: the last awards of `members` (1..n) read in one ZMSCORE, rather than
--- a ZSCORE an award (each a call from Lua into Redis); start_cooldown keeps them current, so a
--- member awarded twice in the call sees its first award, and keeps the cooldowns it starts for
--- write_cooldowns to add in one ZADD. The script runs whole: nothing sees the board in between.
-local function read_cooldowns (rules, cooldowns_key, members, n)
-  if rules.cooldown_ms == 0 or n == 0 then return end
-  local scores = redis.call('ZMSCORE', cooldowns_key, unpack(members, 1, n))
-  local last = {}
-  for i = 1, n do last[members[i]] = scores[i] end
-  rules.last_awards = last
-  rules.started = {}
+-- For a call of many awards: the cooldowns it starts are kept (started_at, which in_cooldown reads
+-- first, so a member awarded twice in the call sees its first award) and added in one ZADD at its
+-- end (write_cooldowns), not a ZADD an award. The script runs whole: nothing sees the board in
+-- between.
+local function begin_cooldowns (rules)
+  rules.started_at, rules.started = {}, {}
 end
 
 -- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of
 -- a call happens at one ms; members of a sorted set that tie on their score are ordered by their
--- strings, compared at every level of the skip list on each insert, so a batch's thousand
--- cooldowns at one score made the cooldown's ZADD cost more than the award's every other
--- command. Each cooldown a call starts gets its own score instead: the ms plus n/1024 (n counted
--- in the call), exact in a double while the ms is below 2^43 (the year 2248), and below the next
--- ms, which in_cooldown drops.
+-- strings, compared at every level of the skip list on each insert, so a batch's cooldowns at one
+-- score cost each insert a string comparison at every level. Each cooldown a call starts gets its
+-- own score instead: the ms plus n/1024 (n counted in the call), exact in a double while the ms
+-- is below 2^43 (the year 2248), and below the next ms, which in_cooldown drops.
 local function start_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return end
   local n = rules.cooldowns_started
   rules.cooldowns_started = n + 1
   local score = string.format('%.17g', now + (n % 1024) / 1024)
-  if rules.last_awards == nil then
+  if rules.started == nil then
     redis.call('ZADD', cooldowns_key, score, member)
     return
   end
-  rules.last_awards[member] = score
+  rules.started_at[member] = score
   rules.started[2 * n + 1], rules.started[2 * n + 2] = score, member
 end
 
--- Once per call of many awards that started cooldowns (read_cooldowns): adds them.
+-- Once per call of many awards (begin_cooldowns): adds the cooldowns it started.
 local function write_cooldowns (rules, cooldowns_key)
   local n = rules.cooldowns_started
   if rules.started == nil or n == 0 then return end
