@@ -37,10 +37,11 @@
   ARGV[9] when the current season ends, Unix ms, or '' (never by itself)
   ARGV[10] the day's label (YYYY-MM-DD)
   ARGV[11] when the day's keys expire, Unix ms
-  then 6 per award i (from 0; at most a few thousand, the writer sends 250 a call), at ARGV 12 + 6i to 17 + 6i: board member, gain (an integer from 0:
+  then 6 per award i (from 0), at ARGV 12 + 6i to 17 + 6i: board member, gain (an integer from 0:
           the award with its multipliers, src/rules/gain.ts), username ('' to leave it as it is),
           its own operation id or '', display name and avatar URL ('' to leave each as it is,
-          "\31" to clear it: includes/profile.lua)
+          "\31" to clear it: includes/profile.lua); at most a few thousand awards (the writer
+          sends 250 a call): the call's cooldowns and day's gains are written by one command each
 
   Returns, for each award in order, 4 values: its status (1 awarded, 3 awarded up to the daily
   cap; not applied, nothing changed: -1 over the XP limit, -4 in the cooldown, -5 at the daily
