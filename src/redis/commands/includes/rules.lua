@@ -54,11 +54,16 @@ end
 -- recent. The board's score is the award's ms plus a fraction of one (start_cooldown): the ms is
 -- its whole part, so a cooldown ends at that ms plus the cooldown, never a ms later or earlier.
 -- In a call of many awards a cooldown the call started is not on the board yet (begin_cooldowns).
+-- The ms is read from the score's digits before its point: parsing all 17 of them (strtod's slow
+-- path past 15) cost an award refused by its cooldown more than its ZSCORE.
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
   local last = rules.started_at and rules.started_at[member]
   if last == nil then last = redis.call('ZSCORE', cooldowns_key, member) end
-  return last ~= false and now - math.floor(tonumber(last)) < rules.cooldown_ms
+  if last == false then return false end
+  local point = string.find(last, '.', 1, true)
+  if point then last = string.sub(last, 1, point - 1) end
+  return now - tonumber(last) < rules.cooldown_ms
 end
 
 -- For a call of many awards: the cooldowns it starts are kept (started_at, which in_cooldown reads
