@@ -15,10 +15,9 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 -- for level_for_xp('custom').
 --   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
---     level past a custom curve's last), epoch (as stored, '0' for none), cooldowns_started (the
---     cooldowns the call has started so far, start_cooldown's count), and in a call of many
---     awards (begin_cooldowns) started_at (board member -> the score of the cooldown the call
---     started) and started (score, member, … for write_cooldowns) }
+--     level past a custom curve's last), epoch (as stored, '0' for none), and in a call of many
+--     awards (begin_cooldowns) the cooldowns it has started: cooldowns_started (how many),
+--     started_at (board member -> its award's ms) and started (ms, member, … for write_cooldowns) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode', 'epoch')
@@ -45,25 +44,18 @@ local function load_rules (settings_key)
     rewards = rewards,
     reward_xp = reward_xp,
     mode = f[6] or 'stack',
-    epoch = f[7] or '0',
-    cooldowns_started = 0
+    epoch = f[7] or '0'
   }
 end
 
 -- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too
--- recent. The board's score is the award's ms plus a fraction of one (start_cooldown): the ms is
--- its whole part, so a cooldown ends at that ms plus the cooldown, never a ms later or earlier.
--- In a call of many awards a cooldown the call started is not on the board yet (begin_cooldowns).
--- The ms is read from the score's digits before its point: parsing all 17 of them (strtod's slow
--- path past 15) cost an award refused by its cooldown more than its ZSCORE.
+-- recent. In a call of many awards a cooldown the call started is not on the board yet
+-- (begin_cooldowns).
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
   local last = rules.started_at and rules.started_at[member]
   if last == nil then last = redis.call('ZSCORE', cooldowns_key, member) end
-  if last == false then return false end
-  local point = string.find(last, '.', 1, true)
-  if point then last = string.sub(last, 1, point - 1) end
-  return now - tonumber(last) < rules.cooldown_ms
+  return last ~= false and now - tonumber(last) < rules.cooldown_ms
 end
 
 -- For a call of many awards: the cooldowns it starts are kept (started_at, which in_cooldown reads
@@ -71,26 +63,23 @@ end
 -- end (write_cooldowns), not a ZADD an award. The script runs whole: nothing sees the board in
 -- between.
 local function begin_cooldowns (rules)
-  rules.started_at, rules.started = {}, {}
+  rules.cooldowns_started, rules.started_at, rules.started = 0, {}, {}
 end
 
--- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of
--- a call happens at one ms; members of a sorted set that tie on their score are ordered by their
--- strings, compared at every level of the skip list on each insert, so a batch's cooldowns at one
--- score cost each insert a string comparison at every level. Each cooldown a call starts gets its
--- own score instead: the ms plus n/1024 (n counted in the call), exact in a double while the ms
--- is below 2^43 (the year 2248), and below the next ms, which in_cooldown drops.
+-- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of a
+-- call has the call's ms: a batch's cooldowns tie on it. Distinct scores (the ms plus a fraction
+-- an award) made the ZADD no cheaper inside a batch and every cooldown read dearer
+-- (docs/benchmarks.md, "Batch awards with every rule on: the ties").
 local function start_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return end
-  local n = rules.cooldowns_started
-  rules.cooldowns_started = n + 1
-  local score = string.format('%.17g', now + (n % 1024) / 1024)
   if rules.started == nil then
-    redis.call('ZADD', cooldowns_key, score, member)
+    redis.call('ZADD', cooldowns_key, now, member)
     return
   end
-  rules.started_at[member] = score
-  rules.started[2 * n + 1], rules.started[2 * n + 2] = score, member
+  local n = rules.cooldowns_started
+  rules.cooldowns_started = n + 1
+  rules.started_at[member] = now
+  rules.started[2 * n + 1], rules.started[2 * n + 2] = now, member
 end
 
 -- Once per call of many awards (begin_cooldowns): adds the cooldowns it started.
