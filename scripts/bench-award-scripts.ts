@@ -6,7 +6,7 @@
 // members: batches of 1,000 through awardMany, four in flight, or with --single single awardXp
 // calls, 100 in flight (--in-flight N); --plain: no rule set (the weekly season and history only, as
 // `npm run bench:history -- --only awards` awards), and awards of 10 XP. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
-// median of the rounds' ratios; --stats adds INFO commandstats per award of the last round.
+// median of the rounds' ratios; --stats adds INFO commandstats per award over all rounds, each side's own.
 //
 //   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single [--in-flight N]] [--plain] [--stats]
 //
@@ -83,10 +83,18 @@ async function awards (s: Side, count: number): Promise<void> {
   }))
 }
 
-async function commandStats (redis: RedisClient, count: number): Promise<string> {
-  return [...(await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)]
-    .map(([, name = '', calls = '0', us = '0']) => ({ name, calls: Number(calls) / count, us: Number(us) / count }))
-    .filter((row) => row.calls >= 0.05)
+/** Adds this round's INFO commandstats (since the RESETSTAT before it) to `into`: command -> [calls, µs]. */
+async function addCommandStats (redis: RedisClient, into: Map<string, [number, number]>): Promise<void> {
+  for (const [, name = '', calls = '0', us = '0'] of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    const [c, u] = into.get(name) ?? [0, 0]
+    into.set(name, [c + Number(calls), u + Number(us)])
+  }
+}
+
+function commandStats (stats: Map<string, [number, number]>, count: number): string {
+  return [...stats].map(([name, [calls, us]]) => ({ name, calls: calls / count, us: us / count }))
+    // A command a call sends once (an HMGET of the call's members) is rare an award but not cheap.
+    .filter((row) => row.calls >= 0.05 || row.us >= 0.05)
     .sort((a, b) => b.us - a.us)
     .map((row) => `${row.name} ${fmt(row.calls, 2)} (${fmt(row.us, 2)} µs)`).join(', ')
 }
@@ -100,6 +108,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   console.log(`${args.single ? `single awards, ${args['in-flight']} in flight` : 'batches of 1,000'}, ${args.plain ? 'no rule set' : 'every rule on'}, ${fmt(MEMBERS, 0)} members a server, ${ROUNDS} rounds of ${fmt(COUNT, 0)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   for (const s of sides) await awards(s, Math.min(COUNT, 4000)) // scripts loaded, connections open
   const rows: Array<[number, number]> = []
+  const stats = [new Map<string, [number, number]>(), new Map<string, [number, number]>()] as const
   for (let round = 0; round < ROUNDS; round++) {
     const us = [0, 0]
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
@@ -108,10 +117,11 @@ async function main (cleanups: Cleanups): Promise<void> {
       const before = await redisCpuUs(redis)
       await awards(s, COUNT)
       us[i] = (await redisCpuUs(redis) - before) / COUNT
-      if (args.stats && round === ROUNDS - 1) console.log(`${s.name}, commands an award (µs inside Redis): ${await commandStats(redis, COUNT)}`)
+      if (args.stats) await addCommandStats(redis, stats[i as 0 | 1])
     }
     rows.push([us[0] ?? NaN, us[1] ?? NaN])
   }
+  if (args.stats) for (const i of [0, 1] as const) console.log(`${sides[i].name}, commands an award over the rounds (µs inside Redis): ${commandStats(stats[i], COUNT * ROUNDS)}`)
   console.log(`| round | ${sides[0].name}: Redis µs/award | ${sides[1].name} | ratio |`)
   console.log('|---|---:|---:|---:|')
   rows.forEach(([a, b], i) => { console.log(`| ${i + 1} | ${fmt(a)} | ${fmt(b)} | ${fmt(b / a, 3)} |`) })

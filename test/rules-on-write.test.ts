@@ -141,6 +141,25 @@ t.test('daily cap: the part under the cap is applied (reason daily_cap), then no
   t.equal(Number(await ctx.redis.hget(ctx.keys.dayGains(guild, day.label), boardMember('7'))), 3, 'is not counted against the cap')
 })
 
+t.test('daily cap within one batch: a member awarded again in the same call counts its earlier awards of the call; the day\'s keys get their expiry', async (t) => {
+  const ctx = await setup(t)
+  const guild = newGuild()
+  await ctx.writer.configureGuild(guild, { dailyXpCap: 100 })
+  const results = await awards(ctx, guild, [{ user_id: '5', xp: 60 }, { user_id: '6', xp: 30 }, { user_id: '5', xp: 60 }, { user_id: '5', xp: 10 }, { user_id: '6', xp: 30 }])
+  t.match(results, [
+    { user_id: '5', applied: true, gained: 60, xp: 60 },
+    { user_id: '6', applied: true, gained: 30, xp: 30 },
+    { user_id: '5', applied: true, gained: 40, xp: 100, reason: 'daily_cap' },
+    { user_id: '5', applied: false, gained: 0, xp: 100, reason: 'daily_cap' },
+    { user_id: '6', applied: true, gained: 30, xp: 60 }
+  ], 'each award sees the gains before it in the call')
+  const day = zonedDay(await redisNow(ctx.redis), 'UTC')
+  const gains = ctx.keys.dayGains(guild, day.label)
+  t.same([await ctx.redis.hget(gains, boardMember('5')), await ctx.redis.hget(gains, boardMember('6'))], ['100', '60'], 'the day\'s gains count what was applied')
+  t.ok(await ctx.redis.pttl(gains) > day.end - Date.now(), 'the day\'s gains expire past the day\'s end')
+  t.ok(await ctx.redis.pttl(ctx.keys.dayStart(guild, day.label)) > day.end - Date.now(), 'and so does its day-start hash')
+})
+
 t.test('daily cap at the day\'s edge: Redis\'s clock decides the server\'s day, whatever a writer\'s own clock says', async (t) => {
   const ctx = await setup(t)
   const guild = newGuild()

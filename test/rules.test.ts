@@ -2,7 +2,7 @@
 // brute-force computation in reduced fractions from each multiplier's decimal text, and the role
 // rewards (src/rules/role-rewards.ts) by hand and against their Lua twin
 // (src/redis/commands/includes/rules.lua) inside a real redis-server.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { RedisServer } from './helpers/redis-server.js'
@@ -113,21 +113,30 @@ t.test('role rewards by hand: stack keeps every reward reached, replace only the
   t.equal(roleChanges([], 'stack', 0, 50), null, 'no rewards')
 })
 
-t.test('the Lua twin of the role rewards, by XP against the reward levels\' XP, agrees with role-rewards.ts by levels', async (t) => {
+/** A redis-server of the test's own, for the Lua twins. */
+async function luaRedis (t: Test): Promise<Redis> {
   const server = await RedisServer.start()
   t.teardown(async () => { await server.close() })
   const raw = new Redis(server.url)
   t.teardown(() => { raw.disconnect() })
-  const include = (name: string): string => readFileSync(new URL(`../src/redis/commands/includes/${name}.lua`, import.meta.url), 'utf8')
+  return raw
+}
+
+/** A script of `body` after includes/rules.lua and what it includes, as a script file includes it. */
+const withRules = (body: string): string => ['numbers', 'levels', 'rules']
+  .map((name) => readFileSync(new URL(`../src/redis/commands/includes/${name}.lua`, import.meta.url), 'utf8'))
+  .concat(body).join('\n')
+
+t.test('the Lua twin of the role rewards, by XP against the reward levels\' XP, agrees with role-rewards.ts by levels', async (t) => {
+  const raw = await luaRedis(t)
   // The settings hash as the settings store writes it; then for each pair of XP, the roles of the move (by XP, no level).
-  const script = `${include('numbers')}\n${include('levels')}\n${include('rules')}\n
-local rules = load_rules(KEYS[1])
+  const script = withRules(`local rules = load_rules(KEYS[1])
 local out = {}
 for i = 1, #ARGV, 2 do
   local changes = role_changes(rules, tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
   if changes then out[#out + 1] = { table.concat(changes.add, ','), table.concat(changes.remove, ',') } else out[#out + 1] = 0 end
 end
-return out`
+return out`)
   let guild = 0
   for (let round = 0; round < 60; round++) {
     const mode: RoleRewardsMode = round % 2 === 0 ? 'stack' : 'replace'
@@ -147,5 +156,36 @@ return out`
       if (JSON.stringify(replies[i]) !== JSON.stringify(want)) wrong.push(`${a} -> ${b}: ${JSON.stringify(replies[i])}, want ${JSON.stringify(want)}`)
     })
     t.same(wrong.slice(0, 5), [], `${mode}, ${set.length} rewards, ${custom === null ? 'linear' : 'custom'} curve`)
+  }
+})
+
+t.test('the cooldown\'s Lua, at times the test sets: a cooldown ends at its award\'s ms plus the cooldown, to the ms, whether the call wrote it as it went or at its end', async (t) => {
+  const raw = await luaRedis(t)
+  // One call's cooldowns (ARGV[3] 'batch': kept for its end, as award-batch does), all started at
+  // ms ARGV[1]; then how many hold a ms before their end, and how many have ended at it, in the
+  // call and in the next.
+  const script = withRules(`local rules = load_rules(KEYS[1])
+local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+if ARGV[3] == 'batch' then begin_cooldowns(rules) end
+for i = 1, n do start_cooldown(rules, KEYS[2], 'm' .. i, now) end
+local function count ()
+  local held, ended = 0, 0
+  for i = 1, n do
+    if in_cooldown(rules, KEYS[2], 'm' .. i, now + rules.cooldown_ms - 1) then held = held + 1 end
+    if not in_cooldown(rules, KEYS[2], 'm' .. i, now + rules.cooldown_ms) then ended = ended + 1 end
+  end
+  return { held, ended }
+end
+local during = count()
+write_cooldowns(rules, KEYS[2])
+rules = load_rules(KEYS[1])
+return { during, count() }`)
+  await raw.hset('rules-test:cooldown', { epoch: '1', cooldown_seconds: '60' })
+  for (const mode of ['single', 'batch']) {
+    const key = `rules-test:cooldowns:${mode}`
+    const now = 1_795_000_000_123
+    t.same(await raw.eval(script, 2, 'rules-test:cooldown', key, now, 250, mode), [[250, 250], [250, 250]],
+      `${mode}: all 250 hold until their last ms and end at the next, in the call and after it`)
+    t.equal(await raw.zcount(key, now, now), 250, `${mode}: each on the board at its award's ms`)
   }
 })

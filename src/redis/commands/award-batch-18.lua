@@ -40,7 +40,8 @@
   then 6 per award i (from 0), at ARGV 12 + 6i to 17 + 6i: board member, gain (an integer from 0:
           the award with its multipliers, src/rules/gain.ts), username ('' to leave it as it is),
           its own operation id or '', display name and avatar URL ('' to leave each as it is,
-          "\31" to clear it: includes/profile.lua)
+          "\31" to clear it: includes/profile.lua); at most a few thousand awards (the writer
+          sends 250 a call): the call's cooldowns and day's gains are written by one command each
 
   Returns, for each award in order, 4 values: its status (1 awarded, 3 awarded up to the daily
   cap; not applied, nothing changed: -1 over the XP limit, -4 in the cooldown, -5 at the daily
@@ -70,6 +71,8 @@ if events then events.curve = rules.curve end
 local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = events,
             day = { legacy = KEYS[13], gains = KEYS[14], day_start = KEYS[15], hist = KEYS[16], label = ARGV[10], expire_at = ARGV[11], now = now } }
 local deltas = new_deltas()
+begin_cooldowns(rules)
+begin_day_counts(s.day)
 -- Each award's values go straight into the flat reply (a table an award is garbage for Lua's
 -- collector, a fifth of Redis's time under awards); the roles come after every award's four.
 local replies, roles = {}, {}
@@ -98,9 +101,11 @@ for i = 12, #ARGV, 6 do
   end
 end
 for j = 1, o do replies[r + j] = roles[j] end
+end_day_counts(s.day)
 if any then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[5], ARGV[6]) end
+  write_cooldowns(rules, KEYS[17])
   trim_cooldowns(rules, KEYS[17], now)
   bump_version(KEYS[5])
   events_done(events)

@@ -55,9 +55,21 @@ local function visible_xp (score)
   return int(xp)
 end
 
+-- The day's gains of `member` in the hash: in a call of many awards (begin_day_counts), as the call
+-- has counted them, read once.
+local function hash_gains (d, member)
+  local c = d.counts
+  local gained = c and c.gains[member]
+  if gained == nil then
+    gained = tonumber(redis.call('HGET', d.gains, member) or '0')
+    if c then c.gains[member] = gained end
+  end
+  return gained
+end
+
 -- The XP `member` gained today so far (the daily cap's count).
 local function day_gained (d, member)
-  local gained = tonumber(redis.call('HGET', d.gains, member) or '0')
+  local gained = hash_gains(d, member)
   if d.legacy_exists == nil then d.legacy_exists = redis.call('EXISTS', d.legacy) == 1 end
   if d.legacy_exists then gained = gained + tonumber(redis.call('ZSCORE', d.legacy, member) or '0') end
   return gained
@@ -69,7 +81,24 @@ end
 -- to the day's gains: the members the day touched are the day-start hash's (what the close
 -- reads). The gains are a hash, not a sorted set: most members tie on a day's gains, and an
 -- update of a sorted set of ties compares member strings at every level.
+-- In a call of many awards (begin_day_counts) it counts in Lua what end_day_counts writes.
 local function touch_day (d, member, gained, old_score, digits)
+  local c = d.counts
+  if c then
+    if gained > 0 then
+      local before = hash_gains(d, member)
+      c.gains[member] = before + gained
+      if not c.changed[member] then
+        c.changed[member] = true
+        c.g = c.g + 1
+        c.gainers[c.g] = member
+      end
+      if before > 0 then return end
+    end
+    c.t = c.t + 1
+    c.touched[c.t], c.olds[c.t] = member, old_score
+    return
+  end
   -- A first gain is the only one whose new score equals it; a first touch is HSETNX's to tell.
   if gained > 0 then
     if redis.call('HINCRBY', d.gains, member, digits or int(gained)) ~= gained then return end
@@ -98,4 +127,31 @@ local function touch_day_many (d, members, olds, n)
     redis.call('HSET', d.day_start, unpack(fresh, 1, f))
     day_started(d)
   end
+end
+
+-- For a call of many awards (award-batch): touch_day then counts each award's gain and first
+-- touch in Lua (each member's gains read once, by hash_gains, which day_gained reads too, so a
+-- member awarded twice in the call sees its first award), and end_day_counts writes them: an HSET
+-- of the gains and touch_day_many's two commands a call, where each award that gained cost an
+-- HINCRBY and an HSETNX, and a member new to the day two HLENs. The script runs whole, so nothing
+-- outside it sees the hashes between the two.
+local function begin_day_counts (d)
+  d.counts = { gains = {}, changed = {}, gainers = {}, g = 0, touched = {}, olds = {}, t = 0 }
+end
+
+-- Writes what touch_day counted since begin_day_counts. The day's gains get their expiry when this
+-- call gave the hash its first fields (its length is then the fields the call added).
+local function end_day_counts (d)
+  local c = d.counts
+  d.counts = nil
+  if c.g > 0 then
+    local args = {}
+    for i = 1, c.g do
+      local member = c.gainers[i]
+      args[2 * i - 1], args[2 * i] = member, int(c.gains[member])
+    end
+    local added = redis.call('HSET', d.gains, unpack(args, 1, 2 * c.g))
+    if added > 0 and redis.call('HLEN', d.gains) == added then redis.call('PEXPIREAT', d.gains, d.expire_at) end
+  end
+  touch_day_many(d, c.touched, c.olds, c.t)
 end

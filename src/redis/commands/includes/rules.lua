@@ -15,7 +15,9 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 -- for level_for_xp('custom').
 --   { curve, cooldown_ms, cap (0: none), rewards = { { level, roleId }, … } by level, mode,
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
---     level past a custom curve's last), epoch (as stored, '0' for none) }
+--     level past a custom curve's last), epoch (as stored, '0' for none), and in a call of many
+--     awards (begin_cooldowns) the cooldowns it has started: cooldowns_started (how many),
+--     started_at (board member -> its award's ms) and started (ms, member, … for write_cooldowns) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
                        'role_rewards', 'role_rewards_mode', 'epoch')
@@ -46,16 +48,45 @@ local function load_rules (settings_key)
   }
 end
 
--- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too recent.
+-- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too
+-- recent. In a call of many awards a cooldown the call started is not on the board yet
+-- (begin_cooldowns).
 local function in_cooldown (rules, cooldowns_key, member, now)
   if rules.cooldown_ms == 0 then return false end
-  local last = redis.call('ZSCORE', cooldowns_key, member)
+  local last = rules.started_at and rules.started_at[member]
+  if last == nil then last = redis.call('ZSCORE', cooldowns_key, member) end
   return last ~= false and now - tonumber(last) < rules.cooldown_ms
 end
 
--- Records an applied award's time for the cooldown (only while a cooldown is set).
+-- For a call of many awards: the cooldowns it starts are kept (started_at, which in_cooldown reads
+-- first, so a member awarded twice in the call sees its first award) and added in one ZADD at its
+-- end (write_cooldowns), not a ZADD an award. The script runs whole: nothing sees the board in
+-- between.
+local function begin_cooldowns (rules)
+  rules.cooldowns_started, rules.started_at, rules.started = 0, {}, {}
+end
+
+-- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of a
+-- call has the call's ms: a batch's cooldowns tie on it. Distinct scores (the ms plus a fraction
+-- an award) made the ZADD no cheaper inside a batch and every cooldown read dearer
+-- (docs/benchmarks.md, "Batch awards with every rule on: the ties").
 local function start_cooldown (rules, cooldowns_key, member, now)
-  if rules.cooldown_ms > 0 then redis.call('ZADD', cooldowns_key, now, member) end
+  if rules.cooldown_ms == 0 then return end
+  if rules.started == nil then
+    redis.call('ZADD', cooldowns_key, now, member)
+    return
+  end
+  local n = rules.cooldowns_started
+  rules.cooldowns_started = n + 1
+  rules.started_at[member] = now
+  rules.started[2 * n + 1], rules.started[2 * n + 2] = now, member
+end
+
+-- Once per call of many awards (begin_cooldowns): adds the cooldowns it started.
+local function write_cooldowns (rules, cooldowns_key)
+  local n = rules.cooldowns_started
+  if rules.started == nil or n == 0 then return end
+  redis.call('ZADD', cooldowns_key, unpack(rules.started, 1, 2 * n))
 end
 
 -- Once per call that awarded with a cooldown set: members whose last award is past any cooldown
