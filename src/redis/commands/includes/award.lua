@@ -47,7 +47,7 @@ end
 -- plain values: a cap is a cap), counts into its encoded scores (includes/visibility.lua), not
 -- into the aggregates, and causes no public event; its reply still carries its roles.
 local function award_one (k, member, gain, username, display, avatar, s, deltas)
-  local gained = tonumber(gain)
+  local gained = num(gain)
   local status = AWARDED
   if gained > 0 then
     if in_cooldown(s.rules, k.cooldowns, member, s.now) then return COOLDOWN, xp_now(k.board, member), 0, '', '', false end
@@ -63,7 +63,7 @@ local function award_one (k, member, gain, username, display, avatar, s, deltas)
   local score, old_xp, hidden, new_xp
   local moved = redis.call('ZADD', k.board, 'XX', 'INCR', gain, member)
   if moved then
-    score = tonumber(moved) - gained
+    score = num(moved) - gained
     old_xp, hidden = decode_score(score)
     new_xp = old_xp + gained
     if new_xp > s.max_xp then

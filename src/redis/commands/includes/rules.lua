@@ -10,6 +10,9 @@
 -- member's last award older than this can never hold an award off, whatever the setting becomes.
 local MAX_COOLDOWN_MS = 3600 * 1000
 
+-- The rules' rewards and their XP when the settings set none: one table for every call (read only).
+local NO_REWARDS = {}
+
 -- The server's rules for this call, and the settings' epoch they were read at (the caller checks
 -- it: calendar_check takes it, so a write reads the settings hash once). Sets the custom curve
 -- for level_for_xp('custom').
@@ -32,10 +35,12 @@ local function load_rules (settings_key)
       curve = 'mee6'
     end
   end
-  local rewards, reward_xp = {}, {}
-  if f[5] and f[5] ~= '[]' then rewards = cjson.decode(f[5]) end
-  for i, reward in ipairs(rewards) do
-    reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
+  local rewards, reward_xp = NO_REWARDS, NO_REWARDS
+  if f[5] and f[5] ~= '[]' then
+    rewards, reward_xp = cjson.decode(f[5]), {}
+    for i, reward in ipairs(rewards) do
+      reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
+    end
   end
   return {
     curve = curve,
