@@ -76,4 +76,5 @@ if changed then
   bump_version(KEYS[5], now_us)
   events_done(events)
 end
-return remember(KEYS[6], ARGV[5], ARGV[6], { status, xp, gained, add, remove })
+remember_json(KEYS[6], ARGV[5], ARGV[6], award_reply_json(status, xp, gained, add, remove))
+return { status, xp, gained, add, remove }

@@ -100,6 +100,13 @@ local function expire_periods (k, week_expire_at, month_expire_at)
   redis.call('PEXPIREAT', k.month, month_expire_at)
 end
 
+-- An award's reply as remember keeps it, the JSON cjson.encode makes of { status, xp, gained,
+-- add, remove }, in one string.format, not a table cjson walks: the numbers are integers and the
+-- role lists ids and commas (the settings take decimal ids only), so nothing needs escaping.
+local function award_reply_json (status, xp, gained, add, remove)
+  return string.format('[%d,%d,%d,"%s","%s"]', status, xp, gained, add, remove)
+end
+
 -- An award's reply remembered before replies carried roles ({ status, xp, gained }), as one of
 -- today's: no roles were asked of the bot then.
 local function full_reply (reply)
