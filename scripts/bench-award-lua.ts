@@ -69,11 +69,13 @@ async function main (cleanups: Cleanups): Promise<void> {
   const server = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.out')}`,
     'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
   cleanups.push(async () => { server.kill('SIGKILL') })
-  const probe = new Redis(port, { lazyConnect: true, enableReadyCheck: false, retryStrategy: () => 200 })
-  probe.on('error', () => {})
-  cleanups.push(async () => { probe.disconnect() })
-  for (let tries = 0; await probe.connect().then(() => false, () => true); tries++) {
-    if (tries > 150) throw new Error('redis-server under valgrind did not start in 30 s')
+  for (let tries = 0; ; tries++) {
+    const probe = new Redis(port, { lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
+    probe.on('error', () => {})
+    const up = await probe.connect().then(() => true, () => false)
+    probe.disconnect()
+    if (up) break
+    if (tries > 300) throw new Error('redis-server under valgrind did not start in 60 s')
     await sleep(200)
   }
   const redis = createRedis({ url: `redis://127.0.0.1:${port}`, offlineQueue: true, commandTimeoutMs: 600_000 })
