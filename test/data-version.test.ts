@@ -119,6 +119,19 @@ t.test('the version of a server follows Redis\'s clock in microseconds, so it ne
   t.ok(await version(g) > first + 1n, 'written again after a delete, the server gets a version it never had')
 })
 
+t.test('a stored version ahead of Redis\'s clock (a Redis whose clock is behind the one that wrote it) is counted on from, never written again', async (t) => {
+  const g = newGuild()
+  await writer.awardXp({ guildId: g, userId: '1', xp: 10 })
+  const ahead = BigInt(await redisNow(raw)) * 1000n + 3_600_000_000n // an hour past Redis's clock, in µs
+  await raw.set(keys.guild(g).version, ahead.toString())
+  await writer.awardXp({ guildId: g, userId: '1', xp: 10 })
+  t.equal(await version(g), ahead + 1n, 'a single award: one past it')
+  await writer.awardMany(g, [{ userId: '2', xp: 5 }, { userId: '3', xp: 5 }])
+  t.equal(await version(g), ahead + 2n, 'a batch')
+  await writer.setXp({ guildId: g, userId: '1', xp: 500 })
+  t.equal(await version(g), ahead + 3n, 'a set')
+})
+
 t.test('reads carry the version they were made at', async (t) => {
   const g = await populated()
   const stored = String(await version(g))

@@ -236,3 +236,31 @@ t.test('operation ids cost a bounded amount: one small hash per time bucket, wit
   }
   t.equal(entries, 200, 'one entry per operation')
 })
+
+t.test('an award remembers its whole reply as JSON (status, XP, gain, roles to add and to remove), and a retry through either award script returns it', async (t) => {
+  const keys = new KeyBuilder(`idem4${process.pid}`)
+  const redis = writerClient()
+  t.teardown(() => { redis.disconnect() })
+  const writer = new LeaderboardWriter(redis, keys)
+  const R1 = '111111111111111111'
+  const R2 = '222222222222222222'
+  await writer.configureGuild(GUILD, { cooldownSeconds: 60, roleRewards: [{ level: 1, roleId: R1 }, { level: 2, roleId: R2 }] })
+  const ref = { guildId: GUILD, userId: '7' }
+  // mee6: level 1 at 100 XP, level 2 at 255.
+  const award = await writer.awardXp({ ...ref, xp: 300, opId: 'roles' })
+  t.same(award.roles, { add: [R1, R2], remove: [] })
+  const refused = await writer.awardXp({ ...ref, xp: 5, opId: 'cooled' })
+  t.equal(refused.applied, false, 'the cooldown refuses the second award')
+  const remembered = new Map<string, unknown>()
+  for (const bucket of await redis.keys(`${keys.prefix}:{${GUILD}}:ops:*`)) {
+    for (const [op, json] of Object.entries(await redis.hgetall(bucket))) remembered.set(op, JSON.parse(json))
+  }
+  const stored = (op: string): unknown => [...remembered].find(([key]) => key.endsWith(op))?.[1]
+  t.same(stored('roles'), [1, 300, 300, `${R1},${R2}`, ''], 'applied, with its roles')
+  t.same(stored('cooled'), [-4, 300, 0, '', ''], 'refused by the cooldown, with the XP as it stands')
+  t.same(await writer.awardXp({ ...ref, xp: 300, opId: 'roles' }), award, 'a single award again')
+  const [again] = await writer.awardMany(GUILD, [{ userId: '7', xp: 300, opId: 'roles' }])
+  t.same(again?.roles, award.roles, 'the same operation in a batch')
+  t.equal(again?.xp, 300)
+  t.equal(await redis.zscore(keys.guild(GUILD).board, boardMember('7')), '300', 'applied once')
+})

@@ -331,6 +331,36 @@ return { out, thresholds }`
     }
   })
 
+  t.test('includes/levels.lua levels_from: the levels after a gain, from the levels before it, are levelForXp of the new XP under every curve', async (t) => {
+    const script = `${levelsLua}
+local out = {}
+for i = 1, #ARGV, 2 do
+  local a, b, c = levels_from(tonumber(ARGV[i + 1]), levels_of(tonumber(ARGV[i])))
+  out[#out + 1] = a
+  out[#out + 1] = b
+  out[#out + 1] = c
+end
+return out`
+    // Gains that stay within a level, cross one threshold (from one short of it), and jump many.
+    const moves: Array<[number, number]> = []
+    for (const curve of CURVES) {
+      for (const xp of thresholdPoints(curve, 1_000)) if (xp > 0) moves.push([xp - 1, xp], [xp - 1, xp + 24], [xp, xp + 1])
+    }
+    for (let i = 0; i < 3000; i++) {
+      const from = randomXp(MAX_XP - 1)
+      moves.push([from, Math.min(MAX_XP, from + 1 + randomXp(i % 2 === 0 ? 30 : MAX_XP - from))])
+    }
+    const got: number[] = []
+    for (let i = 0; i < moves.length; i += 5_000) {
+      got.push(...await raw.eval(script, 0, ...moves.slice(i, i + 5_000).flat()) as number[])
+    }
+    const wrong = moves
+      .map(([from, to], i) => ({ from, to, lua: got.slice(3 * i, 3 * i + 3), ts: CURVES.map((curve) => levelForXp(curve, to)) }))
+      .filter(({ lua, ts }) => lua.join() !== ts.join())
+    t.ok(moves.length > 10_000, `${moves.length} moves`)
+    t.same(wrong.slice(0, 10), [], 'every move lands on the contract levels')
+  })
+
   t.test('includes/levels.lua xp_for_level gives the contract thresholds exactly, up to MAX_XP', async (t) => {
     for (const curve of CURVES) {
       const levels = TABLES[curve].map((_, i) => i).filter((l) => l % 7 === 0 || l < 100 || l > TABLES[curve].length - 100)

@@ -58,7 +58,7 @@ local done = replay(KEYS[6], KEYS[7], ARGV[5])
 if done then return full_reply(done) end
 
 local rules = load_rules(KEYS[4])
-local now, refusal = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8], ARGV[12], rules.epoch)
+local now, refusal, now_us = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8], ARGV[12], rules.epoch)
 if refusal then return refusal end
 
 local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[18], week = KEYS[8], month = KEYS[9], season = KEYS[12],
@@ -66,14 +66,15 @@ local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEY
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local deltas = new_deltas()
-local s = { rules = rules, now = now, max_xp = tonumber(ARGV[4]), events = events,
+local s = { rules = rules, now = now, max_xp = num(ARGV[4]), events = events,
             day = { legacy = KEYS[13], gains = KEYS[14], day_start = KEYS[15], hist = KEYS[16], label = ARGV[13], expire_at = ARGV[14], now = now } }
 local status, xp, gained, add, remove, changed = award_one(k, ARGV[1], ARGV[2], ARGV[3], ARGV[15], ARGV[16], s, deltas)
 if changed then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[9], ARGV[10]) end
   trim_cooldowns(rules, KEYS[17], now)
-  bump_version(KEYS[5])
+  bump_version(KEYS[5], now_us)
   events_done(events)
 end
-return remember(KEYS[6], ARGV[5], ARGV[6], { status, xp, gained, add, remove })
+remember_json(KEYS[6], ARGV[5], ARGV[6], award_reply_json(status, xp, gained, add, remove))
+return { status, xp, gained, add, remove }

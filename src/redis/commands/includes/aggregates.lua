@@ -25,9 +25,20 @@ local function count_member (deltas, xp, sign)
   end
 end
 
--- Adds one member's move from old_xp to new_xp to `deltas`.
+-- Adds one member's move from old_xp to new_xp to `deltas`. A gain of a member that had XP (most
+-- awards) takes its new levels from its old ones (levels_from).
 local function add_xp_change (deltas, old_xp, new_xp)
   if old_xp == new_xp then return end
+  if old_xp > 0 and new_xp > old_xp then
+    deltas.xp_total = deltas.xp_total + (new_xp - old_xp)
+    local levels = deltas.levels
+    local a, b, c = levels_of(old_xp)
+    local a2, b2, c2 = levels_from(new_xp, a, b, c)
+    levels[1] = levels[1] + (a2 - a)
+    levels[2] = levels[2] + (b2 - b)
+    levels[3] = levels[3] + (c2 - c)
+    return
+  end
   count_member(deltas, old_xp, -1)
   count_member(deltas, new_xp, 1)
 end

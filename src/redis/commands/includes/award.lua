@@ -47,7 +47,7 @@ end
 -- plain values: a cap is a cap), counts into its encoded scores (includes/visibility.lua), not
 -- into the aggregates, and causes no public event; its reply still carries its roles.
 local function award_one (k, member, gain, username, display, avatar, s, deltas)
-  local gained = tonumber(gain)
+  local gained = num(gain)
   local status = AWARDED
   if gained > 0 then
     if in_cooldown(s.rules, k.cooldowns, member, s.now) then return COOLDOWN, xp_now(k.board, member), 0, '', '', false end
@@ -63,7 +63,7 @@ local function award_one (k, member, gain, username, display, avatar, s, deltas)
   local score, old_xp, hidden, new_xp
   local moved = redis.call('ZADD', k.board, 'XX', 'INCR', gain, member)
   if moved then
-    score = tonumber(moved) - gained
+    score = num(moved) - gained
     old_xp, hidden = decode_score(score)
     new_xp = old_xp + gained
     if new_xp > s.max_xp then
@@ -98,6 +98,13 @@ end
 local function expire_periods (k, week_expire_at, month_expire_at)
   redis.call('PEXPIREAT', k.week, week_expire_at)
   redis.call('PEXPIREAT', k.month, month_expire_at)
+end
+
+-- An award's reply as remember keeps it, the JSON cjson.encode makes of { status, xp, gained,
+-- add, remove }, in one string.format, not a table cjson walks: the numbers are integers and the
+-- role lists ids and commas (the settings take decimal ids only), so nothing needs escaping.
+local function award_reply_json (status, xp, gained, add, remove)
+  return string.format('[%d,%d,%d,"%s","%s"]', status, xp, gained, add, remove)
 end
 
 -- An award's reply remembered before replies carried roles ({ status, xp, gained }), as one of

@@ -18,14 +18,15 @@ local SETTINGS_CHANGED, SEASON_DUE = -3, -4
 -- Whether a write computed at `epoch`, for the window [from, until) and a season that ends at
 -- `season_ends_at` ('' for never), may go on now. `stored` is the settings' epoch when the
 -- script has read it already in this call (load_rules's), else nil (it is read here). Returns
--- Redis's time in ms, and the reply that refuses it (nil: go on).
+-- Redis's time in ms, the reply that refuses it (nil: go on), and the same time in µs (for
+-- bump_version, so a write reads Redis's clock once).
 local function calendar_check (settings_key, epoch, from, to, season_ends_at, stored)
   stored = stored or redis.call('HGET', settings_key, 'epoch') or '0'
   if stored ~= epoch then return nil, { SETTINGS_CHANGED, tonumber(stored) } end
-  local now = now_ms()
-  if season_ends_at ~= '' and now >= tonumber(season_ends_at) then return now, { SEASON_DUE, now } end
-  if now < tonumber(from) or now >= tonumber(to) then return now, { OUTSIDE_PERIOD_WINDOW, now } end
-  return now, nil
+  local now, now_us = clock_now()
+  if season_ends_at ~= '' and now >= num(season_ends_at) then return now, { SEASON_DUE, now } end
+  if now < num(from) or now >= num(to) then return now, { OUTSIDE_PERIOD_WINDOW, now } end
+  return now, nil, now_us
 end
 
 -- Counts `gained` XP into the current season's board, for a member shown or `hidden`

@@ -56,6 +56,15 @@ local function levels_of (xp)
   return mee6_level(xp), linear_level(xp), flat_level(xp)
 end
 
+-- levels_of(xp) from a, b, c, the levels at an XP at or below xp: a move that stays within a
+-- curve's level (most awards') costs that curve one threshold, not its solution.
+local function levels_from (xp, a, b, c)
+  if mee6_xp(a + 1) <= xp then a = mee6_level(xp) end
+  if linear_xp(b + 1) <= xp then b = linear_level(xp) end
+  if flat_xp(c + 1) <= xp then c = flat_level(xp) end
+  return a, b, c
+end
+
 -- Total XP needed to reach `level` from 0 under `curve` (an unknown name reads as flat, as the
 -- reader never stores one).
 local function xp_for_level (curve, level)

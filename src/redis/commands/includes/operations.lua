@@ -12,9 +12,14 @@ local function replay (current, previous, op)
   return nil
 end
 
+-- Keeps a reply, already JSON, as operation `op`'s.
+local function remember_json (current, op, ttl_ms, json)
+  redis.call('HSET', current, op, json)
+  redis.call('PEXPIRE', current, ttl_ms, 'NX')
+end
+
 -- Keeps `reply` (a table) as operation `op`'s, and returns it.
 local function remember (current, op, ttl_ms, reply)
-  redis.call('HSET', current, op, cjson.encode(reply))
-  redis.call('PEXPIRE', current, ttl_ms, 'NX')
+  remember_json(current, op, ttl_ms, cjson.encode(reply))
   return reply
 end

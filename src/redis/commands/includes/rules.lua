@@ -10,6 +10,9 @@
 -- member's last award older than this can never hold an award off, whatever the setting becomes.
 local MAX_COOLDOWN_MS = 3600 * 1000
 
+-- The rules' rewards and their XP when the settings set none: one table for every call (read only).
+local NO_REWARDS = {}
+
 -- The server's rules for this call, and the settings' epoch they were read at (the caller checks
 -- it: calendar_check takes it, so a write reads the settings hash once). Sets the custom curve
 -- for level_for_xp('custom').
@@ -19,32 +22,41 @@ local MAX_COOLDOWN_MS = 3600 * 1000
 --     awards (begin_cooldowns) the cooldowns it has started: cooldowns_started (how many),
 --     started_at (board member -> its award's ms) and started (ms, member, … for write_cooldowns) }
 local function load_rules (settings_key)
-  local f = redis.call('HMGET', settings_key, 'curve', 'custom_curve', 'cooldown_seconds', 'daily_xp_cap',
-                       'role_rewards', 'role_rewards_mode', 'epoch')
+  local f = redis.call('HMGET', settings_key, 'curve', 'cooldown_seconds', 'daily_xp_cap', 'role_rewards', 'epoch')
   local curve = f[1] or 'mee6'
+  local with_rewards = f[4] and f[4] ~= '[]'
+  -- A custom curve's thresholds and the rewards' mode are read only by a server that uses them:
+  -- each field an HMGET names costs every call, found or not.
+  local custom_curve, mode
+  if curve == 'custom' or with_rewards then
+    local more = redis.call('HMGET', settings_key, 'custom_curve', 'role_rewards_mode')
+    custom_curve, mode = more[1], more[2]
+  end
   local last_level = math.huge
   if curve == 'custom' then
-    if f[2] then
-      local thresholds = cjson.decode(f[2])
+    if custom_curve then
+      local thresholds = cjson.decode(custom_curve)
       use_custom_curve(thresholds)
       last_level = #thresholds
     else
       curve = 'mee6'
     end
   end
-  local rewards, reward_xp = {}, {}
-  if f[5] and f[5] ~= '[]' then rewards = cjson.decode(f[5]) end
-  for i, reward in ipairs(rewards) do
-    reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
+  local rewards, reward_xp = NO_REWARDS, NO_REWARDS
+  if with_rewards then
+    rewards, reward_xp = cjson.decode(f[4]), {}
+    for i, reward in ipairs(rewards) do
+      reward_xp[i] = reward.level > last_level and math.huge or xp_for_level(curve, reward.level)
+    end
   end
   return {
     curve = curve,
-    cooldown_ms = 1000 * (tonumber(f[3]) or 0),
-    cap = tonumber(f[4]) or 0,
+    cooldown_ms = 1000 * (tonumber(f[2]) or 0),
+    cap = tonumber(f[3]) or 0,
     rewards = rewards,
     reward_xp = reward_xp,
-    mode = f[6] or 'stack',
-    epoch = f[7] or '0'
+    mode = mode or 'stack',
+    epoch = f[5] or '0'
   }
 end
 

@@ -6,9 +6,13 @@
 -- already named other data. The clock is past every version it gave before, so a version is
 -- never reused, also after the server's keys are deleted. (It assumes Redis's clock does not go
 -- back, and that two nodes' clocks differ by less than a failover takes.)
-local function bump_version (key)
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+-- `now_us` is Redis's clock in µs when the script read it already (calendar_check's): a script
+-- runs whole before the next, so its first reading is past every earlier script's too. nil:
+-- read here.
+--- @include "clock"
+local function bump_version (key, now_us)
+  local now = now_us
+  if now == nil then now = select(2, clock_now()) end
   local current = tonumber(redis.call('GET', key) or 0) or 0
   if current >= now then now = current + 1 end
   redis.call('SET', key, string.format('%d', now))

@@ -53,7 +53,7 @@ end
 -- (its first gain there).
 local function add_gain (key, member, gained, hidden, digits)
   if not hidden then
-    return tonumber(redis.call('ZINCRBY', key, digits or int(gained), member)) == gained
+    return num(redis.call('ZINCRBY', key, digits or int(gained), member)) == gained
   end
   if redis.call('ZSCORE', key, member) then
     redis.call('ZINCRBY', key, int(-gained), member)
