@@ -118,3 +118,17 @@ t.test('awards made together whose call cannot be settled each reject with their
   t.same(Object.fromEntries(board), { 1: 11, 2: 20, 3: 30 }, 'applied once each')
   t.equal(Number(await stalledRedis.zscore(keys.guild(G).board, boardMember('3'))), 30)
 })
+
+t.test('writes to a server go in the order they were made: an award made before another write in the same turn is applied before it', async (t) => {
+  const G = '7200000000000000007'
+  const ref = { guildId: G, userId: '1' }
+  const [award, previous] = await Promise.all([writer.awardXp({ ...ref, xp: 50 }), writer.setXp({ ...ref, xp: 0 })])
+  t.match(award, { xp: 50 })
+  t.equal(previous, 50, 'the set saw the award')
+  t.equal(Number(await redis.zscore(keys.guild(G).board, boardMember('1'))), 0, 'the set, made last, holds')
+  const [, again] = await Promise.all([writer.setXp({ ...ref, xp: 100 }), writer.awardXp({ ...ref, xp: 5 }), writer.awardXp({ ...ref, xp: 5 })])
+  t.match(again, { xp: 105 })
+  t.equal(Number(await redis.zscore(keys.guild(G).board, boardMember('1'))), 110, 'awards made after a set in the same turn come after it')
+  await Promise.all([writer.awardXp({ ...ref, xp: 7 }), writer.removeMember(ref)])
+  t.equal(await redis.zscore(keys.guild(G).board, boardMember('1')), null, 'a removal made after an award removes the member')
+})

@@ -492,6 +492,15 @@ export class LeaderboardWriter {
     }
   }
 
+  /**
+   * Sends the awards awardXp queued for the server now, before another write to it goes: the
+   * writes a process makes to a server go to Redis in the order they were made (an award made
+   * before a setXp in the same turn is applied before it, as when each award went at once).
+   */
+  #awardsFirst (guildId: string): void {
+    if (this.#pendingAwards.has(guildId)) this.#sendAwards(guildId)
+  }
+
   async #awardOne (guildId: string, pending: PendingAward): Promise<AwardReply> {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, pending.opId)
@@ -573,6 +582,7 @@ export class LeaderboardWriter {
       throw new InvalidParameterError('opId must be 1 to 58 characters of A-Z a-z 0-9 . _ : -')
     }
     const callId = options.opId ?? randomOperationId()
+    this.#awardsFirst(guildId)
     const op = this.#operation(guildId, undefined)
     const userIds = new Array<string>(awards.length)
     const checked = new Array<CheckedAward>(awards.length)
@@ -642,6 +652,7 @@ export class LeaderboardWriter {
     const profile = profileArgs(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    this.#awardsFirst(guildId)
     const [, previousXp, add = '', remove = '', level] = await this.#settle('setXp', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.setXp(this.redis, {
       ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), xp, username, opId: op.opId, opsTtlMs: op.ttlMs, ...profile
     }), calendarRefusal))
@@ -665,6 +676,7 @@ export class LeaderboardWriter {
     if (username === '' && !hasProfile(ref)) throw new InvalidParameterError('give a username, a display name or an avatar URL')
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    this.#awardsFirst(guildId)
     // After the writes called before it, which may wait for the server's settings.
     const settings = this.#calendar.settingsOf(guildId)
     if (settings instanceof Promise) await settings
@@ -712,6 +724,7 @@ export class LeaderboardWriter {
   }
 
   async #applyVisibility (guildId: string, all: VisibilityChanges, onProgress?: (done: number) => void): Promise<VisibilityResult[]> {
+    this.#awardsFirst(guildId)
     const k = this.keys.guild(guildId)
     const results = new Array<VisibilityResult[]>()
     let done = 0
@@ -751,6 +764,7 @@ export class LeaderboardWriter {
     const { guildId, userId } = this.#ref(ref)
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    this.#awardsFirst(guildId)
     const [removed] = await this.#settle('removeMember', op.opId, async () => await this.#calendar.run(guildId, async (w) =>
       await scripts.removeMember(this.redis, {
         ...k,
@@ -781,6 +795,7 @@ export class LeaderboardWriter {
     }
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, ref.opId)
+    this.#awardsFirst(guildId)
     const [status, value, claimedAt] = await this.#settle('claimDaily', op.opId, async () => await this.#calendar.run(guildId, async (w) => await scripts.dailyClaim(this.redis, {
       ...k, ...w.keys, ...w.args, ops: op.current, opsPrev: op.previous, member: boardMember(userId), atMs: at, maxAheadMs: MAX_CLAIM_AHEAD_MS, opId: op.opId, opsTtlMs: op.ttlMs
     }), claimRefusal))
@@ -802,6 +817,7 @@ export class LeaderboardWriter {
    */
   async configureGuild (guildId: string, settings: GuildSettingsInput): Promise<GuildSettings> {
     assertSnowflake('guild_id', guildId)
+    this.#awardsFirst(guildId)
     const changed = await this.#settle('configureGuild', undefined, async () => await this.settings.change(guildId, settings))
     // A new schedule or time zone may bring the season's end or the day's nearer: the ticker looks again now.
     await this.#settle('configureGuild', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
@@ -828,6 +844,7 @@ export class LeaderboardWriter {
     const name = options.name === undefined ? undefined : assertDisplayText('name', options.name)
     // The season current now is the one to end: a resend after a lost answer, or a second call
     // racing this one, finds it ended and answers the season after it.
+    this.#awardsFirst(guildId)
     const { id } = (await this.#settle('endSeason', undefined, async () => await this.#settingsCache.refresh(guildId))).currentSeason
     const season = await this.#settle('endSeason', undefined, async () => await this.seasons.endNow(guildId, id, name))
     await this.#settle('endSeason', undefined, async () => await this.redis.zadd(this.keys.calendarServers(), 0, guildId))
@@ -893,6 +910,7 @@ export class LeaderboardWriter {
    * more), in order, until it gives none or a batch fails. Returns the members set.
    */
   async #writeBatches (guildId: string, take: () => string[] | undefined, onProgress?: (done: number) => void): Promise<number> {
+    this.#awardsFirst(guildId)
     const k = this.keys.guild(guildId)
     let done = 0
     let stopped = false
