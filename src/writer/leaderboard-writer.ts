@@ -140,15 +140,10 @@ export interface SetXpResult {
   roles?: RoleChanges
 }
 
-/** An award's reply as awardXp reads it, with the curve of the settings the script checked. */
-interface AwardReply {
-  status: number
-  xp: number
-  /** The XP gained; for an award refused by the XP limit, the gain that was refused. */
-  gained: number
-  curve: LevelCurve
-  add: string
-  remove: string
+/** What awardXp's award did, and the gain it was computed to add (an XpLimitError's message names it). */
+interface AwardDone {
+  result: AwardResult & { replayed?: true }
+  gain: number
 }
 
 /** An award awardXp queued for its server's next script call (#sendAwards). */
@@ -157,7 +152,7 @@ interface PendingAward {
   args: [member: string, gain: number, username: string, opId: string, displayName: string, avatarUrl: string]
   award: CheckedAward
   opId: string
-  resolve: (reply: AwardReply) => void
+  resolve: (done: AwardDone) => void
   reject: (err: unknown) => void
 }
 
@@ -447,7 +442,7 @@ export class LeaderboardWriter {
     const username = ref.username === undefined ? '' : assertUsername(ref.username)
     const { displayName, avatarUrl } = profileArgs(ref)
     const opId = this.#operation(guildId, ref.opId).opId
-    const { status, xp, gained, curve, add, remove } = await new Promise<AwardReply>((resolve, reject) => {
+    const { result, gain } = await new Promise<AwardDone>((resolve, reject) => {
       let queue = this.#pendingAwards.get(guildId)
       if (queue === undefined) {
         queue = []
@@ -456,9 +451,8 @@ export class LeaderboardWriter {
       }
       queue.push({ args: [boardMember(userId), 0, username, opId, displayName, avatarUrl], award, opId, resolve, reject })
     })
-    const result = awardResult(status, xp, gained, curve, roleChangesOf(add, remove))
     if (result.reason === 'xp_limit') {
-      throw new XpLimitError(`awarding ${gained} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
+      throw new XpLimitError(`awarding ${gain} XP would lift user ${userId} past ${MAX_XP} XP; nothing was changed`)
     }
     const { replayed, ...rest } = result
     return rest
@@ -483,7 +477,7 @@ export class LeaderboardWriter {
     for (let from = 0; from < queue.length; from += AWARD_BATCH) {
       const chunk = queue.slice(from, from + AWARD_BATCH)
       this.#awardChunk(guildId, chunk).then(
-        (replies) => { chunk.forEach((p, i) => { p.resolve(replies[i] as AwardReply) }) },
+        (done) => { chunk.forEach((p, i) => { p.resolve(done[i] as AwardDone) }) },
         (err: unknown) => {
           for (const p of chunk) {
             p.reject(err instanceof WriteOutcomeUnknownError ? new WriteOutcomeUnknownError('awardXp', p.opId, this.settleTimeoutMs, err.cause) : err)
@@ -501,7 +495,7 @@ export class LeaderboardWriter {
     if (this.#pendingAwards.has(guildId)) this.#sendAwards(guildId)
   }
 
-  async #awardOne (guildId: string, pending: PendingAward): Promise<AwardReply> {
+  async #awardOne (guildId: string, pending: PendingAward): Promise<AwardDone> {
     const k = this.keys.guild(guildId)
     const op = this.#operation(guildId, pending.opId)
     const [member, , username, opId, displayName, avatarUrl] = pending.args
@@ -527,18 +521,27 @@ export class LeaderboardWriter {
         avatarUrl
       })
     }, calendarRefusal))
-    // The XP limit's reply gains nothing: its message names the gain that was refused.
-    return { status, xp, gained: status === AwardStatus.overXpLimit ? gained : replied, curve, add, remove }
+    return { result: awardResult(status, xp, replied, curve, roleChangesOf(add, remove)), gain: gained }
   }
 
-  /** One award-batch call of awardXp's queued awards; their replies in order. */
-  async #awardChunk (guildId: string, chunk: readonly PendingAward[]): Promise<AwardReply[]> {
-    const k = this.keys.guild(guildId)
+  /** One award-batch call of awardXp's queued awards; what each did, in order. */
+  async #awardChunk (guildId: string, chunk: readonly PendingAward[]): Promise<AwardDone[]> {
     const op = this.#operation(guildId, undefined)
-    const args = chunk.flatMap((p) => p.args)
-    const gains = new Array<number>(chunk.length)
-    const { reply, curve } = await this.#settle('awardXp', undefined, async () => await this.#calendar.run(guildId, async (w) => {
-      chunk.forEach((p, i) => { args[PER_AWARD * i + 1] = gains[i] = gainOf(w.settings, w.calendar, p.award) })
+    const { results, gains } = await this.#awardBatch('awardXp', guildId, op, op.opId, chunk.map((p) => p.award), chunk.flatMap((p) => p.args))
+    return results.map((result, i) => ({ result, gain: gains[i] as number }))
+  }
+
+  /**
+   * One award-batch call (#settle's `operation`, named `callOpId`): `args` holds each award's
+   * PER_AWARD script arguments, whose gains each try computes from `awards` under the settings
+   * and calendar it runs with. What each award did, and the gain each was computed to add.
+   */
+  async #awardBatch (operation: string, guildId: string, op: OperationKeys, callOpId: string, awards: readonly CheckedAward[],
+    args: Array<string | number>): Promise<{ results: Array<AwardResult & { replayed?: true }>, gains: number[] }> {
+    const k = this.keys.guild(guildId)
+    const gains = new Array<number>(awards.length)
+    const { reply, curve } = await this.#settle(operation, undefined, async () => await this.#calendar.run(guildId, async (w) => {
+      awards.forEach((award, i) => { args[PER_AWARD * i + 1] = gains[i] = gainOf(w.settings, w.calendar, award) })
       return await scripts.awardBatch(this.redis, {
         ...k,
         ...w.keys,
@@ -548,16 +551,10 @@ export class LeaderboardWriter {
         season: k.seasonCurrent,
         maxXp: MAX_XP,
         opsTtlMs: op.ttlMs,
-        callOpId: op.opId
+        callOpId
       }, args).then((reply) => ({ reply, curve: levelCurve(w.settings) }))
     }, ({ reply }) => calendarRefusal(reply)))
-    const roles = new Map<number, [string, string]>()
-    for (let at = 4 * chunk.length; at + 2 < reply.length; at += 3) roles.set(Number(reply[at]) - 1, [String(reply[at + 1]), String(reply[at + 2])])
-    return chunk.map((_, i) => {
-      const status = Number(reply[4 * i])
-      const [add = '', remove = ''] = roles.get(i) ?? []
-      return { status, xp: Number(reply[4 * i + 1]), gained: status === AwardStatus.overXpLimit ? gains[i] as number : Number(reply[4 * i + 2]), curve, add, remove }
-    })
+    return { results: batchResults(reply, awards.length, curve), gains }
   }
 
   /**
@@ -605,27 +602,13 @@ export class LeaderboardWriter {
         throw err
       }
     })
-    const k = this.keys.guild(guildId)
     const chunks: Array<Promise<Array<AwardResult & { replayed?: true }>>> = []
     for (let from = 0; from < awards.length; from += AWARD_BATCH) {
       const to = Math.min(awards.length, from + AWARD_BATCH)
-      const chunk = args.slice(PER_AWARD * from, PER_AWARD * to)
       // The outcome of a call that stays unknown is a 503: retried with the same operation ids
       // (the write API's Idempotency-Key names them), it is applied once.
-      chunks.push(this.#settle('awardMany', undefined, async () => await this.#calendar.run(guildId, async (w) => {
-        for (let i = from; i < to; i++) chunk[PER_AWARD * (i - from) + 1] = gainOf(w.settings, w.calendar, checked[i] as CheckedAward)
-        return await scripts.awardBatch(this.redis, {
-          ...k,
-          ...w.keys,
-          ...w.args,
-          ops: op.current,
-          opsPrev: op.previous,
-          season: k.seasonCurrent,
-          maxXp: MAX_XP,
-          opsTtlMs: op.ttlMs,
-          callOpId: `${callId}:${from / AWARD_BATCH}`
-        }, chunk).then((reply) => ({ reply, curve: levelCurve(w.settings) }))
-      }, ({ reply }) => calendarRefusal(reply)).then(({ reply, curve }) => batchResults(reply, to - from, curve))))
+      chunks.push(this.#awardBatch('awardMany', guildId, op, `${callId}:${from / AWARD_BATCH}`, checked.slice(from, to),
+        args.slice(PER_AWARD * from, PER_AWARD * to)).then(({ results }) => results))
     }
     const results = (await Promise.all(chunks)).flat()
     return results.map((r, i) => ({ userId: userIds[i] as string, ...r, ...(r.reason === 'xp_limit' ? { refused: 'xp_limit' as const } : {}) }))
