@@ -132,3 +132,23 @@ t.test('writes to a server go in the order they were made: an award made before 
   await Promise.all([writer.awardXp({ ...ref, xp: 7 }), writer.removeMember(ref)])
   t.equal(await redis.zscore(keys.guild(G).board, boardMember('1')), null, 'a removal made after an award removes the member')
 })
+
+t.test('the order holds when the server\'s settings change under the writer and each of its writes is sent again', async (t) => {
+  const G = '7200000000000000008'
+  const ref = { guildId: G, userId: '1' }
+  const other = createRedis({ url: server.url })
+  t.teardown(() => { other.disconnect() })
+  const elsewhere = new LeaderboardWriter(other, keys)
+  for (let round = 0; round < 20; round++) {
+    await writer.awardXp({ ...ref, xp: 1 }) // this writer's settings cached at the epoch now
+    await elsewhere.configureGuild(G, { multiplier: round % 2 === 0 ? 2 : 1 })
+    const calls = await scriptCalls(redis)
+    const [, previous] = await Promise.all([writer.awardXp({ ...ref, xp: 50 }), writer.setXp({ ...ref, xp: 0 }), writer.awardXp({ ...ref, xp: 3 }), writer.removeMember({ guildId: G, userId: '2' }), writer.awardXp({ guildId: G, userId: '2', xp: 4 })])
+    // Five writes, five calls: each refused at the old settings, then sent again.
+    const sent = await scriptCalls(redis) - calls
+    t.ok(sent >= 10, `round ${round}: each write was sent again (${sent} calls)`)
+    t.ok(previous > 50, `round ${round}: the set saw the award made before it`)
+    t.equal(Number(await redis.zscore(keys.guild(G).board, boardMember('1'))), round % 2 === 0 ? 6 : 3, `round ${round}: the award made after the set holds, over it`)
+    t.equal(Number(await redis.zscore(keys.guild(G).board, boardMember('2'))), round % 2 === 0 ? 8 : 4, `round ${round}: the award made after a removal holds`)
+  }
+})
