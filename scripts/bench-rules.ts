@@ -10,7 +10,9 @@
 // timeout of 10 s and no load shedding (a loaded machine should slow the bench, not shed it).
 // Each round sends, to each in turn, POST /awards batches of 1,000 from C connections (default
 // 4) for S seconds (default 5): awards/s through the instance, Redis CPU per award (INFO cpu,
-// main thread user+sys, over the awards), and for the rules the share of awards applied. Awards
+// main thread user+sys, over the awards), the instance's CPU per award (its process's user+sys,
+// from /proc: with Redis, what the awards a second need of the machine's cores), and for the
+// rules the share of awards applied. Awards
 // go to random members of a pool of 1,000,000 (so a member's next award is mostly past its
 // cooldown, as in a server where most members speak now and then), 15 to 25 XP, as MEE6 gives.
 import { Agent } from 'node:http'
@@ -23,7 +25,7 @@ import { KeyBuilder } from '../src/redis/keys.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { TokenStore } from '../src/tokens/token-store.js'
 import { CHANNEL, everyRule, ROLE_A, ROLE_B, ROLE_C } from './every-rule.js'
-import { benchRedis, type Cleanups, postJson, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
+import { benchRedis, type Cleanups, postJson, processCpuMs, redisCpuUs, runBenchmark, startProcess } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -46,19 +48,21 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 interface Config {
   name: string
   port: number
+  /** The instance's process, for its CPU. */
+  pid: number | undefined
   guild: string
   /** Award items with the rules' fields. */
   rules: boolean
-  rounds: Array<{ rate: number, cpu: number, applied: number, unavailable: number }>
+  rounds: Array<{ rate: number, cpu: number, instance: number, applied: number, unavailable: number }>
 }
 
 async function main (cleanups: Cleanups): Promise<void> {
   const { url, redis } = await benchRedis(cleanups, 'rules')
 
   const keys = new KeyBuilder()
-  const start = async (root: string): Promise<number> => {
+  const start = async (root: string): Promise<{ adminPort: number, pid: number | undefined }> => {
     const [port, adminPort] = [await freePort(), await freePort()]
-    await startProcess(cleanups, [join(root, 'dist/server.js')], {
+    const child = await startProcess(cleanups, [join(root, 'dist/server.js')], {
       REDIS_URL: url,
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
@@ -69,7 +73,7 @@ async function main (cleanups: Cleanups): Promise<void> {
       MAX_EVENT_LOOP_DELAY_MS: '0',
       MAX_IN_FLIGHT: '0'
     }, `http://127.0.0.1:${adminPort}/healthz`)
-    return adminPort
+    return { adminPort, pid: child.pid }
   }
   const guilds = ['800000000000000001', '800000000000000002', '800000000000000003']
   const { token } = await new TokenStore(redis, keys).create({ name: 'bench', servers: guilds, scopes: ['write'] })
@@ -80,8 +84,8 @@ async function main (cleanups: Cleanups): Promise<void> {
       ...(rules ? { role_ids: [ROLE_A, ROLE_B, ROLE_C], channel_id: CHANNEL } : {})
     }))
   })
-  const config = (name: string, port: number, guild: string, rules: boolean): Config =>
-    ({ name, port, guild, rules, rounds: [] })
+  const config = (name: string, instance: { adminPort: number, pid: number | undefined }, guild: string, rules: boolean): Config =>
+    ({ name, port: instance.adminPort, pid: instance.pid, guild, rules, rounds: [] })
   const current = await start(process.cwd())
   const configs: Config[] = [
     ...(args.baseline === undefined ? [] : [config('before the rules', await start(args.baseline), guilds[0] as string, false)]),
@@ -118,24 +122,30 @@ async function main (cleanups: Cleanups): Promise<void> {
   for (const c of configs) await batches(c, 1000) // warm-up: scripts loaded, connections open
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of configs) {
-      const cpu = await redisCpuUs(redis)
+      const [cpu, instance] = [await redisCpuUs(redis), processCpuMs(c.pid)]
       const started = performance.now()
       const { awards, applied, unavailable } = await batches(c, SECONDS * 1000)
-      c.rounds.push({ rate: awards / ((performance.now() - started) / 1000), cpu: (await redisCpuUs(redis) - cpu) / awards, applied: applied / awards, unavailable })
+      c.rounds.push({
+        rate: awards / ((performance.now() - started) / 1000),
+        cpu: (await redisCpuUs(redis) - cpu) / awards,
+        instance: (processCpuMs(c.pid) - instance) * 1000 / awards,
+        applied: applied / awards,
+        unavailable
+      })
     }
   }
 
   const base = configs[0] as Config
   console.log(`load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  console.log(`| batches of 1,000 (${CONNECTIONS} connections) | awards/s, each round | Redis µs/award, each round | × the first row's Redis µs (median of the rounds' ratios) | applied | 503s |`)
-  console.log('|---|---:|---:|---:|---:|---:|')
+  console.log(`| batches of 1,000 (${CONNECTIONS} connections) | awards/s, each round | Redis µs/award, each round | × the first row's Redis µs (median of the rounds' ratios) | the instance's µs/award, each round | applied | 503s |`)
+  console.log('|---|---:|---:|---:|---:|---:|---:|')
   for (const c of configs) {
     // Rounds in which both rows had every call answered: a 503's call may still have run.
     const ratio = median(c.rounds.flatMap((r, i) => {
       const b = base.rounds[i]
       return b === undefined || r.unavailable > 0 || b.unavailable > 0 ? [] : [r.cpu / b.cpu]
     }))
-    console.log(`| ${c.name} | ${c.rounds.map((r) => fmt(r.rate)).join(', ')} | ${c.rounds.map((r) => fmt(r.cpu, 1)).join(', ')} | ${fmt(ratio, 2)} | ${c.rounds.map((r) => `${fmt(100 * r.applied)} %`).join(', ')} | ${c.rounds.map((r) => r.unavailable).join(', ')} |`)
+    console.log(`| ${c.name} | ${c.rounds.map((r) => fmt(r.rate)).join(', ')} | ${c.rounds.map((r) => fmt(r.cpu, 1)).join(', ')} | ${fmt(ratio, 2)} | ${c.rounds.map((r) => fmt(r.instance, 1)).join(', ')} | ${c.rounds.map((r) => `${fmt(100 * r.applied)} %`).join(', ')} | ${c.rounds.map((r) => r.unavailable).join(', ')} |`)
   }
 }
 
