@@ -39,8 +39,10 @@ const { values: args } = parseArgs({
 const MEMBERS = Number(args.members)
 const COUNT = Number(args.count)
 const GUILD = '800000000000000003'
-const FILE = 'award-xp-18.lua'
 const FUNCTION = 'award_lua_bench'
+
+/** award-xp's file in `dir` (its name says its number of keys, which versions change). */
+const awardXpFile = (dir = 'src/redis/commands'): string => readdirSync(dir).find((f) => /^award-xp-\d+\.lua$/.test(f)) ?? 'award-xp.lua'
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US')
 const userId = (i: number): string => String(500_000_000_000_000_000n + BigInt(i) * 104_729n)
@@ -133,7 +135,7 @@ async function main (cleanups: Cleanups): Promise<void> {
     return { perCall: Number(total) / COUNT, dump: join(dir, dump) }
   }
 
-  const { prelude, body } = scriptParts(FILE)
+  const { prelude, body } = scriptParts(awardXpFile())
   await raw.call('FUNCTION', 'LOAD', 'REPLACE', library(prelude, body))
   await awards(members.length, (i) => members[i] as string)
   console.log(`award-xp under callgrind: ${fmt(MEMBERS)} members, a weekly season, no rule set, every member awarded once; ${fmt(COUNT)} awards a version`)
@@ -141,7 +143,8 @@ async function main (cleanups: Cleanups): Promise<void> {
   const first = await measure(library(prelude, body))
   rows.push(['this checkout', first.perCall])
   if (args.baseline !== undefined) {
-    const base = scriptParts(FILE, join(extractCommit(cleanups, args.baseline), 'src/redis/commands'))
+    const dir = join(extractCommit(cleanups, args.baseline), 'src/redis/commands')
+    const base = scriptParts(awardXpFile(dir), dir)
     rows.push([args.baseline, (await measure(library(base.prelude, base.body))).perCall])
   }
   console.log('| version | instructions an award |\n|---|---:|')

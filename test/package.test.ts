@@ -34,7 +34,7 @@ t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
 
 t.test('npm pack of the service holds the built library, server, CLI and Lua scripts, and no sources or tests', async (t) => {
   const files = pack(['--dry-run'], dir).files.map((file) => file.path)
-  for (const entry of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/cli/main.js', 'dist/client/index.js', 'dist/redis/commands/award-xp-18.lua']) {
+  for (const entry of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/cli/main.js', 'dist/client/index.js', 'dist/redis/commands/award-xp-21.lua']) {
     t.ok(files.includes(entry), `packs ${entry}`)
   }
   t.same(files.filter((path) => /^(src|test|scripts)\//.test(path)), [], 'no sources, tests or scripts')

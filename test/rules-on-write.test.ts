@@ -12,6 +12,7 @@ import { createRedis, redisNow } from '../src/redis/client.js'
 import { boardMember } from '../src/redis/keys.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
+import { COOLDOWN_HOUR_MS } from '../src/writer/calendar-writes.js'
 import { zonedDay } from '../src/calendar/zoned.js'
 import { MAX_XP } from '../src/levels/curves.js'
 
@@ -53,6 +54,16 @@ async function untilRedisTime (ctx: TestAdmin, ms: number): Promise<void> {
   }
 }
 
+/** The Unix ms of the member's last award that added XP, as the cooldowns' hashes keep it (the current hour's or the one before), or null. */
+async function lastAward (ctx: TestAdmin, guild: string, userId: string): Promise<number | null> {
+  const hour = Math.floor(await redisNow(ctx.redis) / COOLDOWN_HOUR_MS)
+  for (const h of [hour, hour - 1]) {
+    const ms = await ctx.redis.hget(ctx.keys.cooldownHour(guild, h), boardMember(userId))
+    if (ms !== null) return Number(ms)
+  }
+  return null
+}
+
 /** A writer on its own connection (another instance), whose estimate of Redis's clock is off by `skewMs`. */
 function otherInstance (t: Test, ctx: TestAdmin, skewMs = 0): LeaderboardWriter {
   const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
@@ -70,14 +81,15 @@ t.test('cooldown: an award within cooldown_seconds of the member\'s last one tha
   const [first, second] = await awards(ctx, guild, [{ user_id: '5', xp: 20 }, { user_id: '5', xp: 20 }])
   t.match(first, { applied: true, gained: 20, xp: 20 })
   t.same(second, { user_id: '5', xp: 20, gained: 0, level: 0, leveled_up: false, applied: false, reason: 'cooldown' }, 'the second of a batch: within the cooldown')
-  const last = Number(await ctx.redis.zscore(ctx.keys.guild(guild).cooldowns, boardMember('5')))
+  const last = await lastAward(ctx, guild, '5')
+  t.ok(last !== null, 'its cooldown is kept')
 
   // Another instance, whose own clock is an hour ahead: Redis's clock decides.
   const ahead = otherInstance(t, ctx, 3600_000)
   t.match(await ahead.awardXp({ guildId: guild, userId: '5', xp: 20 }), { applied: false, reason: 'cooldown', xp: 20, gained: 0 }, 'another instance sees the cooldown')
   // A cooldown of a second, measured from the same last award: passed once Redis's clock says so.
   await ctx.writer.configureGuild(guild, { cooldownSeconds: 1 })
-  await untilRedisTime(ctx, last + 1000)
+  await untilRedisTime(ctx, (last ?? 0) + 1000)
   t.match(await ahead.awardXp({ guildId: guild, userId: '5', xp: 20 }), { applied: true, gained: 20, xp: 40 }, 'once Redis\'s clock is past it, applied')
   await ctx.writer.configureGuild(guild, { cooldownSeconds: 60 })
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 20 }]))[0], { applied: false, reason: 'cooldown' }, 'and that award started the next cooldown, seen by the write API')
@@ -85,12 +97,12 @@ t.test('cooldown: an award within cooldown_seconds of the member\'s last one tha
   t.match((await awards(ctx, guild, [{ user_id: '6', xp: 20, channel_id: NO_XP_CHANNEL }]))[0], { applied: true, gained: 0, xp: 0 }, 'an award in a channel at 0 adds nothing')
   t.match((await awards(ctx, guild, [{ user_id: '6', xp: 20 }]))[0], { applied: true, gained: 20 }, 'and starts no cooldown')
 
-  // The board keeps only members within the longest cooldown, and lives as long.
-  await ctx.redis.zadd(ctx.keys.guild(guild).cooldowns, (await redisNow(ctx.redis)) - 3 * 3600_000, boardMember('99'))
+  // The hour's hash lives through the next hour (test/cooldown-hours.test.ts: then it is deleted).
   await awards(ctx, guild, [{ user_id: '7', xp: 1 }])
-  t.equal(await ctx.redis.zscore(ctx.keys.guild(guild).cooldowns, boardMember('99')), null, 'a member past any cooldown is trimmed')
-  const ttl = await ctx.redis.pttl(ctx.keys.guild(guild).cooldowns)
-  t.ok(ttl > 0 && ttl <= 3600_000, `the board expires an hour after its last award (${ttl} ms)`)
+  const now = await redisNow(ctx.redis)
+  const hour = Math.floor(now / COOLDOWN_HOUR_MS)
+  const ttl = await ctx.redis.pttl(ctx.keys.cooldownHour(guild, hour))
+  t.ok(ttl > (hour + 2) * COOLDOWN_HOUR_MS - now && ttl <= (hour + 3) * COOLDOWN_HOUR_MS - now, `the hour's hash expires at the end of the hour after next (${ttl} ms)`)
 
   await ctx.writer.configureGuild(guild, { cooldownSeconds: 0 })
   const [a, b] = await awards(ctx, guild, [{ user_id: '8', xp: 1 }, { user_id: '8', xp: 1 }])
@@ -104,7 +116,7 @@ t.test('cooldown: a member removed (DELETE) and added again within the cooldown 
   t.match(await awards(ctx, guild, [{ user_id: '5', xp: 20 }, { user_id: '6', xp: 20 }]), [{ applied: true }, { applied: true }])
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 20 }]))[0], { applied: false, reason: 'cooldown' }, 'within the cooldown before the removal')
   t.equal((await ctx.admin.inject({ method: 'DELETE', url: `/admin/v1/servers/${guild}/members/5`, headers: { authorization: `Bearer ${ctx.bearer}` } })).statusCode, 204)
-  t.equal(await ctx.redis.zscore(ctx.keys.guild(guild).cooldowns, boardMember('5')), null, 'the removal drops the member\'s cooldown')
+  t.equal(await lastAward(ctx, guild, '5'), null, 'the removal drops the member\'s cooldown')
   t.same((await awards(ctx, guild, [{ user_id: '5', xp: 20 }]))[0], { user_id: '5', xp: 20, gained: 20, level: 0, leveled_up: false, applied: true },
     'added again: applied, from 0 XP, and its cooldown starts over')
   t.match((await awards(ctx, guild, [{ user_id: '5', xp: 20 }, { user_id: '6', xp: 20 }])), [{ applied: false, reason: 'cooldown' }, { applied: false, reason: 'cooldown' }],

@@ -123,7 +123,7 @@ async function luaRedis (t: Test): Promise<Redis> {
 }
 
 /** A script of `body` after includes/rules.lua and what it includes, as a script file includes it. */
-const withRules = (body: string): string => ['numbers', 'levels', 'rules']
+const withRules = (body: string): string => ['numbers', 'levels', 'cooldowns', 'rules']
   .map((name) => readFileSync(new URL(`../src/redis/commands/includes/${name}.lua`, import.meta.url), 'utf8'))
   .concat(body).join('\n')
 
@@ -166,26 +166,28 @@ t.test('the cooldown\'s Lua, at times the test sets: a cooldown ends at its awar
   // call and in the next.
   const script = withRules(`local rules = load_rules(KEYS[1])
 local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local c = cooldown_keys(KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if ARGV[3] == 'batch' then begin_cooldowns(rules) end
-for i = 1, n do start_cooldown(rules, KEYS[2], 'm' .. i, now) end
+for i = 1, n do start_cooldown(rules, c, 'm' .. i, now) end
 local function count ()
   local held, ended = 0, 0
   for i = 1, n do
-    if in_cooldown(rules, KEYS[2], 'm' .. i, now + rules.cooldown_ms - 1) then held = held + 1 end
-    if not in_cooldown(rules, KEYS[2], 'm' .. i, now + rules.cooldown_ms) then ended = ended + 1 end
+    if in_cooldown(rules, c, 'm' .. i, now + rules.cooldown_ms - 1) then held = held + 1 end
+    if not in_cooldown(rules, c, 'm' .. i, now + rules.cooldown_ms) then ended = ended + 1 end
   end
   return { held, ended }
 end
 local during = count()
-write_cooldowns(rules, KEYS[2])
+write_cooldowns(rules, c)
 rules = load_rules(KEYS[1])
 return { during, count() }`)
   await raw.hset('rules-test:cooldown', { epoch: '1', cooldown_seconds: '60' })
   for (const mode of ['single', 'batch']) {
     const key = `rules-test:cooldowns:${mode}`
     const now = 1_795_000_000_123
-    t.same(await raw.eval(script, 2, 'rules-test:cooldown', key, now, 250, mode), [[250, 250], [250, 250]],
+    t.same(await raw.eval(script, 5, 'rules-test:cooldown', key, `${key}:prev`, `${key}:old`, `${key}:legacy`, now, 250, mode), [[250, 250], [250, 250]],
       `${mode}: all 250 hold until their last ms and end at the next, in the call and after it`)
-    t.equal(await raw.zcount(key, now, now), 250, `${mode}: each on the board at its award's ms`)
+    t.same(new Set(Object.values(await raw.hgetall(key))), new Set([String(now)]), `${mode}: each in the hour's hash at its award's ms`)
+    t.equal(await raw.hlen(key), 250)
   }
 })

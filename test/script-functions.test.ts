@@ -46,7 +46,7 @@ function olderBuildLibrary (): ReturnType<typeof buildLibrary> {
   const dir = mkdtempSync(join(tmpdir(), 'lb-older-build-'))
   try {
     cpSync(COMMANDS, dir, { recursive: true })
-    const file = join(dir, 'award-xp-18.lua')
+    const file = join(dir, 'award-xp-21.lua')
     writeFileSync(file, readFileSync(file, 'utf8').replace('--- @include "version"\n', '--- @include "version"\ndo return { 7, 7, 7 } end\n'))
     return buildLibrary(loadScripts(dir), dir)
   } finally {

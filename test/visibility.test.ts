@@ -11,6 +11,7 @@ import { boardMember } from '../src/redis/keys.js'
 import { levelForXp, MAX_XP } from '../src/levels/curves.js'
 import { redisNow } from '../src/redis/client.js'
 import { zonedDay } from '../src/calendar/zoned.js'
+import { COOLDOWN_HOUR_MS } from '../src/writer/calendar-writes.js'
 
 t.jobs = 4
 
@@ -274,7 +275,9 @@ t.test("the server's rules judge a hidden member as any other: its cooldown and 
 
   await writer.configureGuild(guildId, { cooldownSeconds: 60 })
   t.match(await writer.awardXp({ guildId, userId: '41', xp: 10 }), { applied: true, gained: 10 })
-  t.ok(Number(await redis.zscore(keys.guild(guildId).cooldowns, boardMember('41'))) > 0, 'its cooldown is a plain time')
+  const hour = Math.floor(await redisNow(redis) / COOLDOWN_HOUR_MS)
+  const cooldown = await redis.hget(keys.cooldownHour(guildId, hour), boardMember('41')) ?? await redis.hget(keys.cooldownHour(guildId, hour - 1), boardMember('41'))
+  t.ok(Number(cooldown) > 0, 'its cooldown is a plain time')
   t.match(await writer.awardXp({ guildId, userId: '41', xp: 10 }), { applied: false, reason: 'cooldown', xp: 10 }, 'and holds')
 
   t.equal((await get('/members/40')).status, 404, 'still hidden')

@@ -29,8 +29,9 @@ export interface GuildKeys {
   /** SET: ids of this server's API keys. */
   apiKeys: string
   /**
-   * ZSET: board member -> Unix ms (Redis's clock) of the member's last award that added XP, while a
-   * cooldown is set; members past the longest cooldown are trimmed (includes/rules.lua).
+   * ZSET: board member -> Unix ms (Redis's clock) of the member's last award that added XP, as
+   * versions before the hour hashes (`cooldownHour`) kept the cooldowns: read, and written as well,
+   * while it exists (an older instance may still keep it), never created (includes/rules.lua).
    */
   cooldowns: string
   /**
@@ -246,6 +247,15 @@ export class KeyBuilder {
    */
   calendarServers (): string {
     return `${this.prefix}:calendar-servers`
+  }
+
+  /**
+   * HASH: board member -> Unix ms (Redis's clock) of the member's last award that added XP during
+   * hour `hour` (Unix ms / COOLDOWN_HOUR_MS), while a cooldown is set (includes/rules.lua).
+   */
+  cooldownHour (guildId: string, hour: number): string {
+    if (!Number.isSafeInteger(hour) || hour < 0) throw new Error(`not an hour: ${JSON.stringify(hour)}`)
+    return `${this.prefix}:{${guildId}}:cooldowns:${hour}`
   }
 
   /** HASH: operation id -> reply of the writes applied in one time bucket (src/writer/operations.ts), with a TTL. */

@@ -9,14 +9,14 @@ type Arg = string | number
 /** Each write script's KEYS (as its header names them, in camelCase) and ARGV, in the header's order. */
 export const WRITE_SCRIPTS = {
   awardXp: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayGains', 'dayStart', 'hist', 'cooldowns', 'hidden'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayGains', 'dayStart', 'hist', 'cooldowns', 'hidden', 'cooldownHour', 'cooldownHourPrev', 'cooldownHourOld'],
     argv: ['member', 'gain', 'username', 'maxXp', 'opId', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt',
       'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt', 'displayName', 'avatarUrl']
   },
   // Then 6 values per award (board member, gain, username, its own operation id or '', display
   // name, avatar URL): awardBatch's `awards`.
   awardBatch: {
-    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayGains', 'dayStart', 'hist', 'cooldowns', 'hidden'],
+    keys: ['board', 'members', 'stats', 'settings', 'version', 'ops', 'opsPrev', 'week', 'month', 'eventSubscriptions', 'events', 'season', 'day', 'dayGains', 'dayStart', 'hist', 'cooldowns', 'hidden', 'cooldownHour', 'cooldownHourPrev', 'cooldownHourOld'],
     argv: ['maxXp', 'opsTtlMs', 'from', 'until', 'weekExpireAt', 'monthExpireAt', 'callOpId', 'epoch', 'seasonEndsAt', 'dayLabel', 'dayExpireAt']
   },
   setXp: {
@@ -28,7 +28,7 @@ export const WRITE_SCRIPTS = {
     argv: ['member', 'username', 'opId', 'opsTtlMs', 'displayName', 'avatarUrl']
   },
   removeMember: {
-    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'dayStart', 'hist', 'hidden', 'cooldowns'],
+    keys: ['board', 'members', 'stats', 'version', 'ops', 'opsPrev', 'week', 'lastWeek', 'month', 'lastMonth', 'season', 'settings', 'dayStart', 'hist', 'hidden', 'cooldowns', 'cooldownHour', 'cooldownHourPrev'],
     argv: ['member', 'opId', 'opsTtlMs', 'from', 'until', 'epoch', 'dayLabel', 'dayExpireAt']
   },
   dailyClaim: {
@@ -149,14 +149,14 @@ export function scriptArgs<S extends WriteScript> (script: S, input: ScriptInput
   return fields.map((field) => (input as Record<string, Arg>)[field] as Arg)
 }
 
-/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-18.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
+/** An award's reply: status, XP, gain, roles to add and to remove (see award-xp-21.lua; one remembered before roles were given has the first three), or a calendar refusal (two values). */
 export type AwardReply = [number, number, number, string?, string?]
 
 export async function awardXp (redis: RedisClient, input: ScriptInput<'awardXp'>): Promise<AwardReply> {
   return await redis.awardXp(...scriptArgs('awardXp', input))
 }
 
-/** The awards follow the named arguments: 6 values each (see award-batch-18.lua). */
+/** The awards follow the named arguments: 6 values each (see award-batch-21.lua). */
 export async function awardBatch (redis: RedisClient, input: ScriptInput<'awardBatch'>, awards: readonly Arg[]): Promise<Array<number | string>> {
   return await redis.awardBatch(...scriptArgs('awardBatch', input), ...awards)
 }

@@ -21,6 +21,12 @@ const DAY_MS = 86_400_000
  */
 export const DAY_KEYS_KEPT_MS = (SETTINGS_LIMITS.historyDays.max + 2) * DAY_MS
 
+/**
+ * The span of one cooldowns hash (KeyBuilder.cooldownHour): as long as the longest cooldown, so the
+ * last award that can still hold one off is in the current span's hash or the previous one's.
+ */
+export const COOLDOWN_HOUR_MS = SETTINGS_LIMITS.cooldownSeconds.max * 1000
+
 /** A script's refusal: what calendar-counting.lua answers instead of applying. */
 export interface CalendarRefusal {
   code: typeof OUTSIDE_PERIOD_WINDOW | typeof SETTINGS_CHANGED | typeof SEASON_DUE
@@ -47,6 +53,10 @@ export interface CalendarWindow {
     day: string
     dayGains: string
     dayStart: string
+    /** The cooldowns hashes of the current hour, the one before, and the one before that (deleted once the current one begins). */
+    cooldownHour: string
+    cooldownHourPrev: string
+    cooldownHourOld: string
   }
   args: {
     from: number
@@ -87,6 +97,8 @@ export class CalendarWrites {
     const { keys } = this.#o
     const calendar = serverCalendar(settings, nowMs)
     const endsAt = seasonEndsAt(settings, settings.currentSeason)
+    // The cooldowns' hour narrows the window like the calendar's spans: Redis's clock decides it too.
+    const hour = Math.floor(nowMs / COOLDOWN_HOUR_MS)
     return {
       settings,
       calendar,
@@ -97,11 +109,14 @@ export class CalendarWrites {
         lastMonth: keys.period(guildId, calendar.lastMonth.label),
         day: keys.day(guildId, calendar.day.label),
         dayGains: keys.dayGains(guildId, calendar.day.label),
-        dayStart: keys.dayStart(guildId, calendar.day.label)
+        dayStart: keys.dayStart(guildId, calendar.day.label),
+        cooldownHour: keys.cooldownHour(guildId, hour),
+        cooldownHourPrev: keys.cooldownHour(guildId, hour - 1),
+        cooldownHourOld: keys.cooldownHour(guildId, hour - 2)
       },
       args: {
-        from: calendar.from,
-        until: calendar.until,
+        from: Math.max(calendar.from, hour * COOLDOWN_HOUR_MS),
+        until: Math.min(calendar.until, (hour + 1) * COOLDOWN_HOUR_MS),
         epoch: settings.epoch,
         seasonEndsAt: endsAt ?? '',
         dayLabel: calendar.day.label,

@@ -148,7 +148,7 @@ interface AwardDone {
 
 /** An award awardXp queued for its server's next script call (#sendAwards). */
 interface PendingAward {
-  /** Its PER_AWARD script arguments (award-batch-18.lua); the gain, at 1, is filled in by each try. */
+  /** Its PER_AWARD script arguments (award-batch-21.lua); the gain, at 1, is filled in by each try. */
   args: [member: string, gain: number, username: string, opId: string, displayName: string, avatarUrl: string]
   award: CheckedAward
   opId: string
@@ -160,7 +160,7 @@ interface PendingAward {
 export const MAX_BATCH_AWARDS = 1000
 /** Awards per script call of awardMany: about a millisecond of Redis's time each. */
 const AWARD_BATCH = 250
-/** Script arguments per award (award-batch-18.lua). */
+/** Script arguments per award (award-batch-21.lua). */
 const PER_AWARD = 6
 
 export interface DailyClaim {
@@ -354,7 +354,7 @@ function awardResult (status: number, xp: number, gain: number, curve: LevelCurv
 }
 
 /**
- * The results of `n` awards from a batch's reply (award-batch-18.lua: 4 values an award, then 3
+ * The results of `n` awards from a batch's reply (award-batch-21.lua: 4 values an award, then 3
  * for each award with roles), or from one remembered before (3 values an award).
  */
 function batchResults (reply: ReadonlyArray<number | string>, n: number, curve: LevelCurve): Array<AwardResult & { replayed?: true }> {
@@ -566,7 +566,7 @@ export class LeaderboardWriter {
    * limit: `applied: false` and the reason) is refused alone; the others are applied. An XP range
    * is drawn here, once: a resend carries the same draw, and an award whose opId was applied
    * before answers its first draw's result. The awards go to Redis in calls of AWARD_BATCH
-   * (award-batch-18.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
+   * (award-batch-21.lua), each atomic, in flight together: a fraction of the Redis CPU of one call
    * per award.
    */
   async awardMany (guildId: string, awards: readonly BatchAward[], options: { opId?: string } = {}): Promise<BatchAwardResult[]> {

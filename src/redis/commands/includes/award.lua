@@ -30,7 +30,8 @@ local function role_lists (changes)
   return table.concat(changes.add, ','), table.concat(changes.remove, ',')
 end
 
--- k: { board, members, settings, hidden, week, month, season, cooldowns }; member, gain (the
+-- k: { board, members, settings, hidden, week, month, season, cooldowns (includes/cooldowns.lua's
+-- cooldown_keys) }; member, gain (the
 -- caller's, src/rules/gain.ts, as its digits), username, display, avatar (includes/profile.lua:
 -- '' keeps each); s: { rules, now, max_xp, events (includes/events.lua's context, or nil), day
 -- (calendar-counting's day keys, whose gains are the daily cap's count), periods_grew (set here

@@ -5,10 +5,7 @@
 -- and applies nothing when it moved.
 --- @include "levels"
 --- @include "calendar-counting"
-
--- The longest cooldown the settings allow (SETTINGS_LIMITS.cooldownSeconds.max), in ms: a
--- member's last award older than this can never hold an award off, whatever the setting becomes.
-local MAX_COOLDOWN_MS = 3600 * 1000
+--- @include "cooldowns"
 
 -- The rules' rewards and their XP when the settings set none: one table for every call (read only).
 local NO_REWARDS = {}
@@ -20,7 +17,7 @@ local NO_REWARDS = {}
 --     reward_xp = the XP that reaches each reward's level, in the same order (math.huge for a
 --     level past a custom curve's last), epoch (as stored, '0' for none), and in a call of many
 --     awards (begin_cooldowns) the cooldowns it has started: cooldowns_started (how many),
---     started_at (board member -> its award's ms) and started (ms, member, … for write_cooldowns) }
+--     started_at (board member -> its award's ms) and started (member, ms, … for write_cooldowns) }
 local function load_rules (settings_key)
   local f = redis.call('HMGET', settings_key, 'curve', 'cooldown_seconds', 'daily_xp_cap', 'role_rewards', 'epoch')
   local curve = f[1] or 'mee6'
@@ -58,55 +55,6 @@ local function load_rules (settings_key)
     mode = mode or 'stack',
     epoch = f[5] or '0'
   }
-end
-
--- Whether the member's last award that added XP (the cooldowns board, by Redis's clock) is too
--- recent. In a call of many awards a cooldown the call started is not on the board yet
--- (begin_cooldowns).
-local function in_cooldown (rules, cooldowns_key, member, now)
-  if rules.cooldown_ms == 0 then return false end
-  local last = rules.started_at and rules.started_at[member]
-  if last == nil then last = redis.call('ZSCORE', cooldowns_key, member) end
-  return last ~= false and now - tonumber(last) < rules.cooldown_ms
-end
-
--- For a call of many awards: the cooldowns it starts are kept (started_at, which in_cooldown reads
--- first, so a member awarded twice in the call sees its first award) and added in one ZADD at its
--- end (write_cooldowns), not a ZADD an award. The script runs whole: nothing sees the board in
--- between.
-local function begin_cooldowns (rules)
-  rules.cooldowns_started, rules.started_at, rules.started = 0, {}, {}
-end
-
--- Records an applied award's time for the cooldown (only while a cooldown is set). Every award of a
--- call has the call's ms: a batch's cooldowns tie on it. Distinct scores (the ms plus a fraction
--- an award) made the ZADD no cheaper inside a batch and every cooldown read dearer
--- (docs/benchmarks.md, "Batch awards with every rule on: the ties").
-local function start_cooldown (rules, cooldowns_key, member, now)
-  if rules.cooldown_ms == 0 then return end
-  if rules.started == nil then
-    redis.call('ZADD', cooldowns_key, now, member)
-    return
-  end
-  local n = rules.cooldowns_started
-  rules.cooldowns_started = n + 1
-  rules.started_at[member] = now
-  rules.started[2 * n + 1], rules.started[2 * n + 2] = now, member
-end
-
--- Once per call of many awards (begin_cooldowns): adds the cooldowns it started.
-local function write_cooldowns (rules, cooldowns_key)
-  local n = rules.cooldowns_started
-  if rules.started == nil or n == 0 then return end
-  redis.call('ZADD', cooldowns_key, unpack(rules.started, 1, 2 * n))
-end
-
--- Once per call that awarded with a cooldown set: members whose last award is past any cooldown
--- leave the board, which lives as long as the longest cooldown after its last award.
-local function trim_cooldowns (rules, cooldowns_key, now)
-  if rules.cooldown_ms == 0 then return end
-  redis.call('ZREMRANGEBYSCORE', cooldowns_key, '-inf', '(' .. string.format('%d', now - MAX_COOLDOWN_MS))
-  redis.call('PEXPIRE', cooldowns_key, MAX_COOLDOWN_MS)
 end
 
 -- The XP the member may still gain today, or nil for no cap. The day's gains (board member ->

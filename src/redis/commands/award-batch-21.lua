@@ -1,5 +1,5 @@
 --[[
-  Many XP awards to one server in one call, each exactly as award-xp-18.lua applies one
+  Many XP awards to one server in one call, each exactly as award-xp-21.lua applies one
   (includes/award.lua: the rules, the period boards, the season's and the day's), in order. The
   call is one operation (its id remembered with its whole reply, so a resent call is applied
   once); an award may also carry an operation id of its own (a Discord message id, say),
@@ -23,13 +23,18 @@
   KEYS[14] day_gains HASH board member -> xp gained in the server's current day (with KEYS[13], the daily cap's count)
   KEYS[15] day_start HASH board member -> visible xp before its first change in the day
   KEYS[16] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP
+  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP, as earlier
+                     versions kept it (read and written while it exists: includes/cooldowns.lua)
   KEYS[18] hidden    HASH board member -> why the user is hidden (includes/visibility.lua)
+  KEYS[19] cooldown_hour HASH board member -> Unix ms of its last award that added XP in the
+                     current hour of the window (src/writer/calendar-writes.ts)
+  KEYS[20] cooldown_hour_prev HASH the same, the hour before
+  KEYS[21] cooldown_hour_old  HASH the same, the hour before that (deleted when the current one begins)
 
   ARGV[1] the highest XP a member may hold
   ARGV[2] how long a bucket's hash lives, ms
   ARGV[3] ARGV[4] the window [from, until), Unix ms, in which the week's, the month's and the
-          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) are current and the gains were
+          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) and the cooldowns' (KEYS[19] to KEYS[21]) are current and the gains were
           computed (the boosts running throughout it)
   ARGV[5] ARGV[6] when the week's and the month's boards expire, Unix ms
   ARGV[7] the call's operation id
@@ -50,7 +55,7 @@
   each award whose XP crossed a role reward's level (includes/rules.lua), 3 values: its position
   (from 1), the roles to add and to remove (comma-separated ids, '' for none). Or, with nothing
   changed, { -2, now_ms } when Redis's clock is outside the window, { -3, epoch } when the
-  settings' epoch moved, { -4, now_ms } when the current season is due to end (award-xp-18.lua
+  settings' epoch moved, { -4, now_ms } when the current season is due to end (award-xp-21.lua
   says what the caller does; a reply of two elements is one of these). A call already applied
   returns its first reply and changes nothing.
 ]]
@@ -65,7 +70,7 @@ local now, refusal = calendar_check(KEYS[4], ARGV[8], ARGV[3], ARGV[4], ARGV[9],
 if refusal then return refusal end
 
 local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[18], week = KEYS[8], month = KEYS[9], season = KEYS[12],
-            cooldowns = KEYS[17] }
+            cooldowns = cooldown_keys(KEYS[19], KEYS[20], KEYS[21], KEYS[17]) }
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local s = { rules = rules, now = now, max_xp = tonumber(ARGV[1]), events = events,
@@ -105,8 +110,8 @@ end_day_counts(s.day)
 if any then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[5], ARGV[6]) end
-  write_cooldowns(rules, KEYS[17])
-  trim_cooldowns(rules, KEYS[17], now)
+  write_cooldowns(rules, k.cooldowns)
+  expire_cooldowns(rules, k.cooldowns, now)
   bump_version(KEYS[5])
   events_done(events)
 end

@@ -4,7 +4,7 @@
   boards (includes/periods.lua), the current season's board and the server's day
   (includes/calendar-counting.lua), and appends the events it causes (includes/events.lua). A
   hidden member's award goes to its encoded scores (includes/visibility.lua). The award itself is
-  includes/award.lua's, which award-batch-18.lua applies to many.
+  includes/award.lua's, which award-batch-21.lua applies to many.
 
   KEYS[1] board      ZSET board member -> xp
   KEYS[2] members    HASH board member -> record (see includes/records.lua)
@@ -22,8 +22,13 @@
   KEYS[14] day_gains HASH board member -> xp gained in the server's current day (with KEYS[13], the daily cap's count)
   KEYS[15] day_start HASH board member -> visible xp before its first change in the day
   KEYS[16] hist      HASH the server's history (`latest_day`, `since`)
-  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP
+  KEYS[17] cooldowns ZSET board member -> Unix ms of its last award that added XP, as earlier
+                     versions kept it (read and written while it exists: includes/cooldowns.lua)
   KEYS[18] hidden    HASH board member -> why the user is hidden (includes/visibility.lua)
+  KEYS[19] cooldown_hour HASH board member -> Unix ms of its last award that added XP in the
+                     current hour of the window (src/writer/calendar-writes.ts)
+  KEYS[20] cooldown_hour_prev HASH the same, the hour before
+  KEYS[21] cooldown_hour_old  HASH the same, the hour before that (deleted when the current one begins)
 
   ARGV[1] board member (complemented, zero-padded user_id)
   ARGV[2] gain, an integer from 0 (the award with its multipliers, src/rules/gain.ts)
@@ -32,7 +37,7 @@
   ARGV[5] operation id
   ARGV[6] how long a bucket's hash lives, ms
   ARGV[7] ARGV[8] the window [from, until), Unix ms, in which the week's, the month's and the
-          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) are current and the gain was computed
+          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) and the cooldowns' (KEYS[19] to KEYS[21]) are current and the gain was computed
   ARGV[9] ARGV[10] when the week's and the month's boards expire, Unix ms
   ARGV[11] the settings' epoch the gain was computed at
   ARGV[12] when the current season ends, Unix ms, or '' (never by itself)
@@ -42,7 +47,7 @@
   ARGV[16] avatar URL, the same way
 
   Returns { status, xp, gained, roles to add, roles to remove } (status 1 or 3 applied; -1, -4,
-  -5 not applied, nothing changed: as award-batch-18.lua says; roles as comma-separated ids, ''
+  -5 not applied, nothing changed: as award-batch-21.lua says; roles as comma-separated ids, ''
   for none); or, with nothing changed and nothing remembered:
           { -2, now_ms } when Redis's clock is outside the window,
           { -3, epoch } when the settings' epoch moved (the settings changed, or a season ended),
@@ -62,7 +67,7 @@ local now, refusal, now_us = calendar_check(KEYS[4], ARGV[11], ARGV[7], ARGV[8],
 if refusal then return refusal end
 
 local k = { board = KEYS[1], members = KEYS[2], settings = KEYS[4], hidden = KEYS[18], week = KEYS[8], month = KEYS[9], season = KEYS[12],
-            cooldowns = KEYS[17] }
+            cooldowns = cooldown_keys(KEYS[19], KEYS[20], KEYS[21], KEYS[17]) }
 local events = events_context(KEYS[10], KEYS[11])
 if events then events.curve = rules.curve end
 local deltas = new_deltas()
@@ -72,7 +77,7 @@ local status, xp, gained, add, remove, changed = award_one(k, ARGV[1], ARGV[2], 
 if changed then
   apply_deltas(KEYS[3], deltas)
   if s.periods_grew then expire_periods(k, ARGV[9], ARGV[10]) end
-  trim_cooldowns(rules, KEYS[17], now)
+  expire_cooldowns(rules, k.cooldowns, now)
   bump_version(KEYS[5], now_us)
   events_done(events)
 end

@@ -21,13 +21,17 @@
   KEYS[14] hist      HASH the server's history (`latest_day`, `since`)
   KEYS[15] hidden    HASH board member -> why the user is hidden (forgotten with the member:
                      includes/visibility.lua)
-  KEYS[16] cooldowns ZSET board member -> Unix ms of its last award that added XP (includes/rules.lua)
+  KEYS[16] cooldowns ZSET board member -> Unix ms of its last award that added XP, as earlier
+                     versions kept it (includes/cooldowns.lua)
+  KEYS[17] cooldown_hour HASH the same, the current hour's (src/writer/calendar-writes.ts)
+  KEYS[18] cooldown_hour_prev HASH the same, the hour before's
 
   ARGV[1] board member
   ARGV[2] operation id
   ARGV[3] how long a bucket's hash lives, ms
-  ARGV[4] ARGV[5] the window [from, until), Unix ms, in which KEYS[7..10] and KEYS[13]
-          are the current and previous periods and the current day
+  ARGV[4] ARGV[5] the window [from, until), Unix ms, in which KEYS[7..10], KEYS[13] and
+          KEYS[17..18] are the current and previous periods, the current day and the
+          cooldowns' current and previous hours
   ARGV[6] the settings' epoch the caller computed with
   ARGV[7] the day's label (YYYY-MM-DD)
   ARGV[8] when the day's keys expire, Unix ms
@@ -41,6 +45,7 @@
 --- @include "operations"
 --- @include "calendar-counting"
 --- @include "visibility"
+--- @include "cooldowns"
 
 local done = replay(KEYS[5], KEYS[6], ARGV[2])
 if done then return done end
@@ -58,7 +63,7 @@ if not hidden then apply_xp_change(KEYS[3], xp, 0) end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[15], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[16], ARGV[1])
+forget_cooldown(cooldown_keys(KEYS[17], KEYS[18], nil, KEYS[16]), ARGV[1])
 for i = 7, 11 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 bump_version(KEYS[4])
 return remember(KEYS[5], ARGV[2], ARGV[3], { 1 })
