@@ -8,7 +8,10 @@
 // `npm run bench:history -- --only awards` awards), and awards of 10 XP. Reports Redis's main-thread CPU per award (INFO cpu) of each and the
 // median of the rounds' ratios; --stats adds INFO commandstats per award over all rounds, each side's own.
 //
-//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single [--in-flight N]] [--plain] [--stats]
+// --warm: each side's cooldowns filled first as an active server's are (every member's last award
+// in the hour before, past the cooldown), so an award moves a kept time rather than adding one.
+//
+//   npx tsx scripts/bench-award-scripts.ts [--baseline COMMIT] [--members N] [--rounds R] [--count C] [--single [--in-flight N]] [--plain] [--stats] [--warm]
 //
 // COMMIT defaults to main; "this checkout" is the working tree's src/.
 import { loadavg } from 'node:os'
@@ -16,6 +19,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { RedisClient } from '../src/redis/client.js'
+import type { KeyBuilder } from '../src/redis/keys.js'
 import type { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import { CHANNEL, everyRule, ROLE_A, ROLE_B, ROLE_C } from './every-rule.js'
 import { benchRedis, type Cleanups, extractCommit, redisCpuUs, runBenchmark } from './run-benchmark.js'
@@ -29,7 +33,8 @@ const { values: args } = parseArgs({
     single: { type: 'boolean', default: false },
     plain: { type: 'boolean', default: false },
     'in-flight': { type: 'string', default: '100' },
-    stats: { type: 'boolean', default: false }
+    stats: { type: 'boolean', default: false },
+    warm: { type: 'boolean', default: false }
   }
 })
 const MEMBERS = Number(args.members)
@@ -51,18 +56,41 @@ interface Side {
 async function side (cleanups: Cleanups, url: string, root: string, name: string, prefix: string): Promise<Side> {
   const load = async <T>(path: string): Promise<T> => await import(pathToFileURL(join(root, path)).href) as T
   const { createRedis } = await load<typeof import('../src/redis/client.js')>('src/redis/client.ts')
-  const { KeyBuilder } = await load<typeof import('../src/redis/keys.js')>('src/redis/keys.ts')
+  const { KeyBuilder, boardMember } = await load<typeof import('../src/redis/keys.js')>('src/redis/keys.ts')
   const { LeaderboardWriter } = await load<typeof import('../src/writer/leaderboard-writer.js')>('src/writer/leaderboard-writer.ts')
+  const keys = new KeyBuilder(prefix)
   // Each its own connection: both define commands of the same names with different scripts.
   const redis = createRedis({ url, offlineQueue: true, commandTimeoutMs: 60_000 })
   cleanups.push(async () => { redis.disconnect() })
-  const writer = new LeaderboardWriter(redis, new KeyBuilder(prefix), { settleTimeoutMs: 600_000 })
+  const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
   await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, ...(args.plain ? {} : everyRule(Date.now())) })
   for (let from = 0; from < MEMBERS; from += 5000) {
     const members = Array.from({ length: Math.min(5000, MEMBERS - from) }, (_, j) => ({ userId: userId(from + j), xp: Math.floor(Math.random() * 50_000), username: `m${from + j}` }))
     await writer.bulkSetMembers(GUILD, members)
   }
+  if (args.warm) await warmCooldowns(redis, keys, boardMember)
   return { name, redis, writer }
+}
+
+/**
+ * --warm: every member's last award at a time spread over the hour before (past the cooldown),
+ * kept as the side's version keeps cooldowns (a sorted set, or hashes by the hour when its
+ * KeyBuilder has `cooldownHour`): an active server's steady state, where an award past its
+ * cooldown moves a time that is already kept, and the oldest age out as the rounds go on.
+ */
+async function warmCooldowns (redis: RedisClient, keys: KeyBuilder, member: (userId: string) => string): Promise<void> {
+  const [seconds = '0', micros = '0'] = await redis.time()
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+  const hourly = (keys as Partial<Pick<KeyBuilder, 'cooldownHour'>>).cooldownHour?.bind(keys)
+  for (let from = 0; from < MEMBERS; from += 5000) {
+    const pipeline = redis.pipeline()
+    for (let i = from; i < Math.min(MEMBERS, from + 5000); i++) {
+      const at = now - 60_000 - Math.floor(Math.random() * 3_540_000)
+      if (hourly === undefined) pipeline.zadd(keys.guild(GUILD).cooldowns, at, member(userId(i)))
+      else pipeline.hset(hourly(GUILD, Math.floor(at / 3_600_000)), member(userId(i)), at)
+    }
+    await pipeline.exec()
+  }
 }
 
 async function awards (s: Side, count: number): Promise<void> {

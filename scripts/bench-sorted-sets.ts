@@ -7,7 +7,8 @@
 // that keeps the members' order (the tie-free format that was considered), and the cooldowns'
 // kinds: ZADD at one time a batch (ties), at distinct times, and HSET into a hash. Then U random
 // updates of each (ZINCRBY 10, pipelined by 1,000), µs per command inside Redis (INFO
-// commandstats), median of R rounds.
+// commandstats), median of R rounds. Then the cooldowns' memory, sorted set against hash, and the
+// main thread's time to free each whole (DEL, UNLINK).
 //
 //   npx tsx scripts/bench-sorted-sets.ts [--sizes 10000,100000,1000000] [--updates U] [--rounds R]
 import { parseArgs } from 'node:util'
@@ -87,6 +88,47 @@ async function main (cleanups: Cleanups): Promise<void> {
         us.push(Number(usec) / Number(calls))
       }
       cells.push(median(us).toFixed(2))
+    }
+    console.log(`| ${size.toLocaleString('en-US')} | ${cells.join(' | ')} |`)
+  }
+  await cooldownsMemory(redis)
+}
+
+/**
+ * The cooldowns' memory and what freeing them costs, by size: the sorted set (a time a batch) and
+ * the hash of an hour, filled as above; MEMORY USAGE (every element counted), then the main
+ * thread's time for DEL (freed at once, as an expiry frees it unless lazyfree-lazy-expire is on)
+ * and for UNLINK (freed by a background thread), from INFO commandstats, median of R rounds.
+ */
+async function cooldownsMemory (redis: ReturnType<typeof createRedis>): Promise<void> {
+  await redis.del('set')
+  console.log('\n| members | sorted set: bytes a member | DEL, ms | UNLINK, ms | hash: bytes a member | DEL, ms | UNLINK, ms |')
+  console.log('|---:|---:|---:|---:|---:|---:|---:|')
+  for (const size of SIZES) {
+    const cells: string[] = []
+    for (const hash of [false, true]) {
+      const bytes: number[] = []
+      const ms: Record<'del' | 'unlink', number[]> = { del: [], unlink: [] }
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const free of ['del', 'unlink'] as const) {
+          let time = 1_790_000_000_000
+          for (let from = 0; from < size; from += CHUNK) {
+            time += 30
+            const chunk = Array.from({ length: Math.min(CHUNK, size - from) }, (_, j) => {
+              const member = boardMember(userId(from + j))
+              return hash ? [member, time] : [time, member]
+            }).flat()
+            if (hash) await redis.hset('set', ...chunk)
+            else await redis.zadd('set', ...chunk)
+          }
+          if (free === 'del') bytes.push(Number(await redis.call('MEMORY', 'USAGE', 'set', 'SAMPLES', '0')) / size)
+          await redis.config('RESETSTAT')
+          await redis[free]('set')
+          const [, usec = '0'] = new RegExp(`^cmdstat_${free}:calls=\\d+,usec=(\\d+)`, 'm').exec(await redis.info('commandstats')) ?? []
+          ms[free].push(Number(usec) / 1000)
+        }
+      }
+      cells.push(median(bytes).toFixed(0), median(ms.del).toFixed(1), median(ms.unlink).toFixed(2))
     }
     console.log(`| ${size.toLocaleString('en-US')} | ${cells.join(' | ')} |`)
   }
