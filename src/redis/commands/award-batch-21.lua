@@ -34,8 +34,8 @@
   ARGV[1] the highest XP a member may hold
   ARGV[2] how long a bucket's hash lives, ms
   ARGV[3] ARGV[4] the window [from, until), Unix ms, in which the week's, the month's and the
-          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) and the cooldowns' (KEYS[19] to KEYS[21]) are current and the gains were
-          computed (the boosts running throughout it)
+          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) and the cooldowns' hours (KEYS[19]
+          to KEYS[21]) are current and the gains were computed (the boosts running throughout it)
   ARGV[5] ARGV[6] when the week's and the month's boards expire, Unix ms
   ARGV[7] the call's operation id
   ARGV[8] the settings' epoch the gains were computed at

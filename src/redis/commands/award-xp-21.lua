@@ -37,7 +37,8 @@
   ARGV[5] operation id
   ARGV[6] how long a bucket's hash lives, ms
   ARGV[7] ARGV[8] the window [from, until), Unix ms, in which the week's, the month's and the
-          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) and the cooldowns' (KEYS[19] to KEYS[21]) are current and the gain was computed
+          day's keys (KEYS[8], KEYS[9], KEYS[13] to KEYS[15]) and the cooldowns' hours (KEYS[19]
+          to KEYS[21]) are current and the gain was computed
   ARGV[9] ARGV[10] when the week's and the month's boards expire, Unix ms
   ARGV[11] the settings' epoch the gain was computed at
   ARGV[12] when the current season ends, Unix ms, or '' (never by itself)
