@@ -9,7 +9,10 @@
 // award updates the boards rather than inserting into them. Prints the instructions per award of
 // each, with --annotate the self cost of the first version's functions by kind.
 //
-//   npx tsx scripts/bench-award-lua.ts [--baseline COMMIT] [--members N] [--count C] [--steps] [--annotate]
+// --cooldown S sets a cooldown of S seconds (a second: the measured awards are past the first
+// pass's, and each starts one, so each reads and writes a member's cooldown).
+//
+//   npx tsx scripts/bench-award-lua.ts [--baseline COMMIT] [--members N] [--count C] [--steps] [--annotate] [--cooldown S]
 //
 // Needs valgrind (Debian's package). Unnamed functions of redis-server's Lua are reported as such:
 // Debian strips the binary.
@@ -33,7 +36,8 @@ const { values: args } = parseArgs({
     members: { type: 'string', default: '10000' },
     count: { type: 'string', default: '2000' },
     steps: { type: 'boolean', default: false },
-    annotate: { type: 'boolean', default: false }
+    annotate: { type: 'boolean', default: false },
+    cooldown: { type: 'string', default: '0' }
   }
 })
 const MEMBERS = Number(args.members)
@@ -83,7 +87,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const redis = createRedis({ url: `redis://127.0.0.1:${port}`, offlineQueue: true, commandTimeoutMs: 600_000 })
   cleanups.push(async () => { redis.disconnect() })
   const writer = new LeaderboardWriter(redis, new KeyBuilder('lua'), { settleTimeoutMs: 600_000 })
-  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' } })
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, cooldownSeconds: Number(args.cooldown) })
   for (let from = 0; from < MEMBERS; from += 5000) {
     await writer.bulkSetMembers(GUILD, Array.from({ length: Math.min(5000, MEMBERS - from) }, (_, j) => ({ userId: userId(from + j), xp: Math.floor(Math.random() * 50_000), username: `m${from + j}` })))
   }
@@ -138,7 +142,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   const { prelude, body } = scriptParts(awardXpFile())
   await raw.call('FUNCTION', 'LOAD', 'REPLACE', library(prelude, body))
   await awards(members.length, (i) => members[i] as string)
-  console.log(`award-xp under callgrind: ${fmt(MEMBERS)} members, a weekly season, no rule set, every member awarded once; ${fmt(COUNT)} awards a version`)
+  console.log(`award-xp under callgrind: ${fmt(MEMBERS)} members, a weekly season, ${args.cooldown === '0' ? 'no rule set' : `a cooldown of ${args.cooldown} s`}, every member awarded once; ${fmt(COUNT)} awards a version`)
   const rows: Array<[string, number]> = []
   const first = await measure(library(prelude, body))
   rows.push(['this checkout', first.perCall])
