@@ -5,6 +5,7 @@ import { RedisCluster } from './helpers/redis-server.js'
 import { buildTestApp } from './helpers/app.js'
 import type { Cluster } from 'ioredis'
 import { pruneLibraries } from '../src/redis/functions.js'
+import { COOLDOWN_HOUR_MS } from '../src/writer/calendar-writes.js'
 
 const cluster = await RedisCluster.start(3)
 t.teardown(async () => { await cluster.close() })
@@ -68,4 +69,17 @@ t.test('pruning the libraries of older builds deletes them on every primary, and
   for (const guildId of ['1100000000000000001', '1100000000000000002', '1100000000000000003']) {
     t.match(await writer.awardXp({ guildId, userId: '77', xp: 5 }), { gained: 5 })
   }
+})
+
+t.test('cooldowns on a cluster: the hour\'s hashes share the server\'s slot, so an award, a batch and a removal each hold or drop a cooldown in one call', async (t) => {
+  const { writer, redis, keys } = await buildTestApp(t, cluster.url, { redisCluster: true })
+  const guildId = '1100000000000000004'
+  await writer.configureGuild(guildId, { cooldownSeconds: 60 })
+  t.match(await writer.awardXp({ guildId, userId: '5', xp: 10 }), { applied: true })
+  t.match(await writer.awardMany(guildId, [{ userId: '5', xp: 10 }, { userId: '6', xp: 10 }]), [{ applied: false, reason: 'cooldown' }, { applied: true }])
+  const hour = Math.floor(Number((await redis.time())[0]) * 1000 / COOLDOWN_HOUR_MS)
+  t.equal(await redis.cluster('KEYSLOT', keys.cooldownHour(guildId, hour)), await redis.cluster('KEYSLOT', keys.guild(guildId).board), 'in the board\'s slot')
+  t.equal(await writer.removeMember({ guildId, userId: '5' }), true)
+  t.match(await writer.awardXp({ guildId, userId: '5', xp: 10 }), { applied: true, xp: 10 }, 'removed and added again: applied')
+  t.match(await writer.awardXp({ guildId, userId: '6', xp: 10 }), { applied: false, reason: 'cooldown' })
 })
