@@ -2,7 +2,7 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
@@ -15,6 +15,9 @@
 // 100,000); at each midnight the season end (on Mondays) and the day's close run alone, each with
 // SLOWLOG at 5,000 µs reset before and read after, and timed; after D days (default 32, so that
 // history_days 30 are kept) the MEMORY USAGE of every history key, per member per day kept.
+// --profile: each close also with every command logged (SLOWLOG at 0 µs), then each script's
+// calls, time inside Redis (mean, p99, max) and its commands' share; logging every command costs
+// Redis time of its own, so the close's other figures are then not its usual ones.
 import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
@@ -46,7 +49,8 @@ const { values: args } = parseArgs({
     chunk: { type: 'string', default: '250' },
     only: { type: 'string' },
     baseline: { type: 'string', default: BEFORE_HISTORY },
-    'in-flight': { type: 'string', default: '100' }
+    'in-flight': { type: 'string', default: '100' },
+    profile: { type: 'boolean', default: false }
   }
 })
 const MEMBERS = Number(args.members)
@@ -80,17 +84,55 @@ async function scriptCalls (redis: RedisClient): Promise<number> {
  * over it (what the work cost Redis, however little of a core the machine gave it), the scripts it
  * called and what SLOWLOG caught.
  */
-async function watched<T> (redis: RedisClient, work: () => Promise<T>): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[] }> {
-  await redis.config('SET', 'slowlog-log-slower-than', '5000')
+async function watched<T> (redis: RedisClient, work: () => Promise<T>, profile = false): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[], profile: string }> {
+  await redis.config('SET', 'slowlog-log-slower-than', profile ? '0' : '5000')
+  await redis.config('SET', 'slowlog-max-len', profile ? '2000000' : '128')
   await redis.slowlog('RESET')
   const [cpuBefore, callsBefore] = [await redisCpuUs(redis), await scriptCalls(redis)]
   const started = performance.now()
   const value = await work()
   const ms = performance.now() - started
   const [cpuAfter, callsAfter] = [await redisCpuUs(redis), await scriptCalls(redis)]
-  const slow = await redis.slowlog('GET', '128') as SlowEntry[]
-  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow }
+  if (!profile) return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: await redis.slowlog('GET', '128') as SlowEntry[], profile: '' }
+  const all = await redis.slowlog('GET', '-1') as SlowEntry[]
+  await redis.config('SET', 'slowlog-log-slower-than', '5000')
+  await redis.slowlog('RESET')
+  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: all.filter(([, , us]) => us > 5000), profile: scriptProfile(all) }
 }
+
+const commandName = ([command = '?', sha = '']: string[]): string =>
+  command.toLowerCase() === 'evalsha' ? (scriptNames.get(sha) ?? `evalsha ${sha.slice(0, 8)}`) : command.toUpperCase()
+
+/**
+ * Every command SLOWLOG logged (at 0 µs), by script: a script's commands are logged before it,
+ * so each belongs to the next script logged after it.
+ */
+function scriptProfile (all: SlowEntry[]): string {
+  const byScript = new Map<string, { us: number[], commands: Map<string, number> }>()
+  let inner = new Map<string, number>()
+  for (const [, , us, args] of [...all].sort((a, b) => a[0] - b[0])) {
+    const name = commandName(args)
+    if (['INFO', 'CONFIG', 'SLOWLOG'].includes(name)) continue
+    if (args[0]?.toLowerCase() !== 'evalsha') {
+      inner.set(name, (inner.get(name) ?? 0) + us)
+      continue
+    }
+    const seen = byScript.get(name) ?? { us: [] as number[], commands: new Map<string, number>() }
+    seen.us.push(us)
+    for (const [command, commandUs] of inner) seen.commands.set(command, (seen.commands.get(command) ?? 0) + commandUs)
+    byScript.set(name, seen)
+    inner = new Map()
+  }
+  const rows = [...byScript].sort((a, b) => sum(b[1].us) - sum(a[1].us)).map(([name, { us, commands }]) => {
+    const sorted = [...us].sort((a, b) => a - b)
+    const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0
+    const parts = [...commands].sort((a, b) => b[1] - a[1]).map(([command, commandUs]) => `${command} ${fmt(commandUs / 1000)}`).join(', ')
+    return `  ${name}: ${fmt(us.length)} calls, ${fmt(sum(us) / 1000)} ms (mean ${fmt(sum(us) / us.length / 1000, 2)}, p99 ${fmt(p99 / 1000, 2)}, max ${fmt((sorted.at(-1) ?? 0) / 1000, 2)}); its commands, ms: ${parts}`
+  })
+  return rows.join('\n')
+}
+
+const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0)
 
 /** INFO commandstats since its last reset: each command's calls and total µs, the most first. */
 async function commandTimes (redis: RedisClient): Promise<string> {
@@ -106,8 +148,7 @@ function describeSlow (slow: SlowEntry[]): string {
   if (slow.length === 0) return 'SLOWLOG empty'
   const byCommand = new Map<string, { n: number, maxUs: number }>()
   for (const [, , us, args] of slow) {
-    const [command = '?', sha = ''] = args
-    const name = command.toLowerCase() === 'evalsha' ? (scriptNames.get(sha) ?? `evalsha ${sha.slice(0, 8)}`) : command.toUpperCase()
+    const name = commandName(args)
     const seen = byCommand.get(name) ?? { n: 0, maxUs: 0 }
     byCommand.set(name, { n: seen.n + 1, maxUs: Math.max(seen.maxUs, us) })
   }
@@ -249,13 +290,14 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
       }
     }
     await redis.config('RESETSTAT')
-    const close = await watched(redis, async () => await closer.closeDue(GUILD))
+    const close = await watched(redis, async () => await closer.closeDue(GUILD), args.profile)
     byCommand = await commandTimes(redis)
     if (close.value.length !== 1) throw new Error(`day ${day}: closed ${close.value.join(', ')}`)
     closeMs.push(close.ms)
     closeCpuMs.push(close.cpuMs)
     slowCalls += close.slow.length
     console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${fmt(close.cpuMs / close.calls, 2)} | ${describeSlow(close.slow)} | ${load()} |`)
+    if (close.profile !== '') console.log(`(each script, µs inside Redis as SLOWLOG logged them at 0 µs:)\n${close.profile}`)
     if (day === 1) {
       const membersHashAfter = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
       console.log(`(the first close gave every member a history index: the member records grew by ${fmt((membersHashAfter - membersHashBefore) / MEMBERS, 1)} bytes a member, once)`)
