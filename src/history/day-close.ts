@@ -186,9 +186,11 @@ export class DayCloser {
     const dayBoard = keys.day(guildId, day)
     const dayGains = keys.dayGains(guildId, day)
     const dayStart = keys.dayStart(guildId, day)
-    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board }, (reply) => {
+    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board, dayStart, day: dayBoard, dayGains, order: k.histOrder }, (reply) => {
       stats.totalXp += BigInt(reply[2] ?? 0)
       stats.totalMembers += Number(reply[3] ?? 0)
+      stats.activeMembers += Number(reply[4] ?? 0)
+      stats.xpGained += BigInt(reply[5] ?? 0)
     })) return 'busy'
     if (!await scanWith('closeDayTouched', { dayStart, day: dayBoard, dayGains, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
       stats.activeMembers += Number(reply[2] ?? 0)

@@ -66,7 +66,7 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'count']
   },
   closeDayRanks: {
-    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay', 'board'],
+    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay', 'board', 'dayStart', 'day', 'dayGains', 'order'],
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayTouched: {

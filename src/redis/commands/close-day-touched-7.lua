@@ -2,10 +2,10 @@
   Close, the day's changes: a chunk of the members the day touched (its day-start hash, final
   once the day ended), put in order of history index for the change records; and the day's
   activity, counted over the members on the visible board at its end that gained XP (the day's
-  gains hold only those). The hash is read with HSCAN, which may give a member twice (when the
-  hash is resized during the walk): a member already in `order` is not counted again, so a member
-  without a history index goes in too, below every index (NO_INDEX), where the changes step
-  skips it.
+  gains hold only those). A member `order` holds already is skipped: the ranks step put in those
+  it gave an index, with their activity (close-day-ranks-10.lua), and HSCAN may give a member
+  twice (when the hash is resized during the walk). So a member without a history index goes in
+  too, below every index (NO_INDEX), where the changes step skips it.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] day_start HASH board member -> visible xp before its first change in the day
@@ -28,29 +28,35 @@
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local scan = redis.call('HSCAN', KEYS[2], ARGV[3], 'COUNT', ARGV[4])
 local fields = scan[2]
-local members, m = {}, 0
+local found, f = {}, 0
 for i = 1, #fields, 2 do
-  m = m + 1
-  members[m] = fields[i]
+  f = f + 1
+  found[f] = fields[i]
+end
+if f == 0 then return { CLOSE_DONE, scan[1], 0, 0 } end
+local seen = redis.call('ZMSCORE', KEYS[7], unpack(found, 1, f))
+local members, m = {}, 0
+for i = 1, f do
+  if not seen[i] then
+    m = m + 1
+    members[m] = found[i]
+  end
 end
 if m == 0 then return { CLOSE_DONE, scan[1], 0, 0 } end
-local seen = redis.call('ZMSCORE', KEYS[7], unpack(members, 1, m))
 local records = redis.call('HMGET', KEYS[5], unpack(members, 1, m))
 local gains = gains_of(KEYS[4], KEYS[3], members, m)
 local visible = redis.call('ZMSCORE', KEYS[6], unpack(members, 1, m))
 local order, n = {}, 0
 local active, gained = 0, 0
 for i = 1, m do
-  if not seen[i] then
-    order[n + 1] = records[i] and record_index(records[i]) or NO_INDEX
-    order[n + 2] = members[i]
-    n = n + 2
-    local xp = gains[i] and tonumber(gains[i]) or 0
-    if visible[i] and xp > 0 then
-      active = active + 1
-      gained = gained + xp
-    end
+  order[n + 1] = records[i] and record_index(records[i]) or NO_INDEX
+  order[n + 2] = members[i]
+  n = n + 2
+  local xp = gains[i] and tonumber(gains[i]) or 0
+  if visible[i] and xp > 0 then
+    active = active + 1
+    gained = gained + xp
   end
 end
-if n > 0 then redis.call('ZADD', KEYS[7], unpack(order, 1, n)) end
+redis.call('ZADD', KEYS[7], unpack(order, 1, n))
 return { CLOSE_DONE, scan[1], active, int(gained) }

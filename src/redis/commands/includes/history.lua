@@ -72,13 +72,12 @@ local function record_index (record)
   return tonumber(record_index_digits(record))
 end
 
--- The record with `index` set.
+-- The record with `index` (its digits) set.
 local function with_index (record, index)
   local cut = string.find(record, '\31', 1, true)
-  local head, extension = record, ''
-  if cut then head, extension = string.sub(record, 1, cut - 1), string.sub(record, cut) end
-  local _, display, avatar = extension_parts(extension)
-  return head .. make_extension(index, display, avatar)
+  if not cut then return record .. '\31' .. index .. '\31\31' end
+  local _, display, avatar = extension_parts(string.sub(record, cut))
+  return string.sub(record, 1, cut - 1) .. make_extension(tonumber(index), display, avatar)
 end
 
 -- A closed day's change record: the history index (3 bytes), the visible XP at the day's start

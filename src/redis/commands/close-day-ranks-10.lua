@@ -1,9 +1,14 @@
 --[[
   Close, the ranks: a chunk of the snapshot in rank order. Each member's rank at the day's end is
   written at its history index (3 bytes, big-endian; 0 is no rank, and so is a rank past 2^24 - 1,
-  which does not fit); a member without an index
-  is given the next one (its record keeps it). A member whose record is gone (removed since) is
-  ranked but has no index to keep a rank at.
+  which does not fit); a member without an index is given the next one (its record keeps it). A
+  member whose record is gone (removed since) is ranked but has no index to keep a rank at.
+
+  A member given its index here that the day touched goes into `order` now, with the day's
+  activity it adds: its index is above every index given before, and the chunks come in order,
+  so it goes in at the tail of `order`, where the touched step's walk in hash order would put
+  each at a random place (most of a first close's time, when the day touched every member). The
+  touched step skips the members `order` holds already.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] hist      HASH the server's history (`next_index`)
@@ -11,20 +16,25 @@
   KEYS[4] members   HASH board member -> record
   KEYS[5] ranks_day STRING the day's ranks, being built
   KEYS[6] board     ZSET board member -> xp
+  KEYS[7] day_start HASH board member -> visible xp before its first change in the day
+  KEYS[8] day       ZSET the day's gains as an earlier version kept them (read where it exists)
+  KEYS[9] day_gains HASH board member -> xp gained in the day
+  KEYS[10] order    ZSET the touched members by history index, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
   ARGV[3] the first 0-based rank of the chunk
   ARGV[4] how many ranks
 
-  Returns { 1, members read, their XP summed, how many have XP }, or { -6 } when the lease was lost.
+  Returns { 1, members read, their XP summed, how many have XP, how many of those given an index
+  gained XP in the day, the XP they gained }, or { -6 } when the lease was lost.
 ]]
 --- @include "history"
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first = tonumber(ARGV[3])
 local flat, members, m = chunk_at(KEYS[3], first, tonumber(ARGV[4]), true)
-if m == 0 then return { CLOSE_DONE, 0, 0, 0 } end
+if m == 0 then return { CLOSE_DONE, 0, 0, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
 local unrecorded, u = {}, 0
 for i = 1, m do
@@ -45,6 +55,7 @@ if u > 0 then
 end
 local bitfield, b = { 'OVERFLOW', 'FAIL' }, 2
 local fresh, f = {}, 0
+local given, given_index, g = {}, {}, 0
 local next_index
 local xp_sum, with_xp = 0, 0
 for i = 1, m do
@@ -57,9 +68,12 @@ for i = 1, m do
     if index == '' then
       next_index = next_index or tonumber(redis.call('HGET', KEYS[2], 'next_index') or '0')
       index = int(next_index)
+      g = g + 1
+      given[g] = members[i]
+      given_index[g] = next_index
       next_index = next_index + 1
       fresh[f + 1] = members[i]
-      fresh[f + 2] = with_index(record, tonumber(index))
+      fresh[f + 2] = with_index(record, index)
       f = f + 2
     end
     bitfield[b + 1] = 'SET'
@@ -74,4 +88,30 @@ if f > 0 then
   redis.call('HSET', KEYS[2], 'next_index', int(next_index))
 end
 if b > 2 then redis.call('BITFIELD', KEYS[5], unpack(bitfield, 1, b)) end
-return { CLOSE_DONE, m, int(xp_sum), with_xp }
+local active, gained = 0, 0
+if g > 0 then
+  local starts = redis.call('HMGET', KEYS[7], unpack(given, 1, g))
+  local touched, t = {}, 0
+  local order, n = {}, 0
+  for i = 1, g do
+    if starts[i] then
+      t = t + 1
+      touched[t] = given[i]
+      order[n + 1] = given_index[i]
+      order[n + 2] = given[i]
+      n = n + 2
+    end
+  end
+  if t > 0 then
+    local gains = gains_of(KEYS[9], KEYS[8], touched, t)
+    for i = 1, t do
+      local xp = gains[i] and tonumber(gains[i]) or 0
+      if xp > 0 then
+        active = active + 1
+        gained = gained + xp
+      end
+    end
+    redis.call('ZADD', KEYS[10], unpack(order, 1, n))
+  end
+end
+return { CLOSE_DONE, m, int(xp_sum), with_xp, active, int(gained) }
