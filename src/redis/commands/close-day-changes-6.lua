@@ -2,8 +2,9 @@
   Close, the day's changes: a chunk of the touched members with a history index, in its order, each
   written as a change record (includes/history.lua: index, visible XP at the day's start, XP
   gained) at its position in `order`, so that a member's record is found by binary search. The
-  first chunk sizes the string to every record at once: grown a chunk at a time, Redis would
-  keep up to as much again spare (it grows a string by doubling it, and by 1 MB past 1 MB).
+  string is sized for every record by its first chunks (grow_to, includes/history.lua): grown
+  only as each chunk needs, Redis would keep up to as much again spare (it grows a string by
+  doubling it, and by 1 MB past 1 MB).
 
   KEYS[1] lease       STRING the closing lease
   KEYS[2] order       ZSET the touched members by history index
@@ -34,6 +35,6 @@ for i = 1, m do
   local start_xp = (start and start ~= '-') and tonumber(start) or NO_XP
   packed[i] = pack_change(tonumber(flat[2 * i]), start_xp, tonumber(gains[i] or '0'))
 end
-if first == 0 then redis.call('SETRANGE', KEYS[6], CHANGE_BYTES * (redis.call('ZCARD', KEYS[2]) - unindexed) - 1, '\0') end
+grow_to(KEYS[6], CHANGE_BYTES * (first + m), CHANGE_BYTES * (redis.call('ZCARD', KEYS[2]) - unindexed))
 redis.call('SETRANGE', KEYS[6], CHANGE_BYTES * first, table.concat(packed))
 return { CLOSE_DONE, m }

@@ -88,3 +88,21 @@ local NO_XP = 1099511627775 -- 2^40 - 1: above every XP a member may hold
 local function pack_change (index, start_xp, gained)
   return struct.pack('>I3I5I5', index, start_xp, gained)
 end
+
+-- A string of `final` bytes built a chunk at a time in order (the changes), grown to hold the
+-- first `needed`: sized in one call, a string of millions of bytes is zeroed in one call
+-- (13,000,000 bytes: 5 to 9 ms), so it grows by at most 1 MB a call (2 MB the first). Redis gives a
+-- string it grows past 1 MB another 1 MB of room, so the steps end 1 MB apart, an even number
+-- after the first: the last growth's room then ends at `final`, as when it was sized at once.
+local GROW_STEP = 1048576
+
+local function grow_to (key, needed, final)
+  local length = redis.call('STRLEN', key)
+  if length >= needed then return end
+  local steps = 2 * math.floor((final - 1) / (2 * GROW_STEP))
+  local first_step = final - steps * GROW_STEP
+  local target = first_step
+  if needed > target then target = first_step + math.ceil((needed - first_step) / GROW_STEP) * GROW_STEP end
+  redis.call('SETRANGE', key, target - 1, '\0')
+end
+
