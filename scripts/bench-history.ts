@@ -2,7 +2,7 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
@@ -46,7 +46,8 @@ const { values: args } = parseArgs({
     days: { type: 'string', default: '32' },
     active: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '10' },
-    chunk: { type: 'string', default: '250' },
+    chunk: { type: 'string' },
+    'call-ms': { type: 'string' },
     only: { type: 'string' },
     baseline: { type: 'string', default: BEFORE_HISTORY },
     'in-flight': { type: 'string', default: '100' },
@@ -244,7 +245,10 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
   cleanups.push(async () => { redis.disconnect() })
   // On a shared machine a batch of awards can wait many seconds for Redis's core: wait, rather than give up.
   const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
-  const closer = new DayCloser(redis, keys, { chunk: Number(args.chunk) })
+  const closer = new DayCloser(redis, keys, {
+    ...(args.chunk === undefined ? {} : { chunk: Number(args.chunk) }),
+    ...(args['call-ms'] === undefined ? {} : { callMs: Number(args['call-ms']) })
+  })
   const k = keys.guild(GUILD)
 
   clock.set(START - 3_600_000)

@@ -2,8 +2,14 @@
 // holds Redis long, whatever the server's size), with what it keeps unchanged. The close's
 // results are pinned in test/history.test.ts.
 import t from 'tap'
-import { redisFixture } from './helpers/redis-server.js'
-import { boardMember } from '../src/redis/keys.js'
+import { Redis } from 'ioredis'
+import { FakeClock, fakeClockRedis } from './helpers/fake-clock.js'
+import { monitorOf, redisFixture } from './helpers/redis-server.js'
+import { createRedis } from '../src/redis/client.js'
+import { RedisClock } from '../src/redis/clock.js'
+import { boardMember, KeyBuilder } from '../src/redis/keys.js'
+import { DayCloser } from '../src/history/day-close.js'
+import { LeaderboardWriter } from '../src/writer/leaderboard-writer.js'
 import * as scripts from '../src/redis/write-scripts.js'
 import { CloseDayStatus } from '../src/redis/script-status.js'
 
@@ -43,4 +49,58 @@ t.test('the change records\' string grows by at most 1 MB a call (2 MB the first
   await raw.setrange('sized-at-once', final - 1, '\0')
   const [used, atOnce] = await Promise.all([raw.memory('USAGE', changesDay, 'SAMPLES', 0), raw.memory('USAGE', 'sized-at-once', 'SAMPLES', 0)])
   t.ok(Number(used) <= Number(atOnce) + 64, `${String(used)} bytes of memory, ${String(atOnce)} for the same length sized at once`)
+})
+
+t.test('a step\'s calls read half as many members after a call slower than callMs (down to 16), a quarter more after one under half of it (up to chunk); the close is the same', async (t) => {
+  const clock = FakeClock.create(t)
+  // 00:00 of 2026-11-21 in UTC, and history's first write the evening before.
+  const day21 = Date.UTC(2026, 10, 21)
+  clock.set(day21 - 3_600_000)
+  const server = await fakeClockRedis(t, clock)
+  const keys = new KeyBuilder('dp')
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+  t.teardown(() => { redis.disconnect() })
+  const writer = new LeaderboardWriter(redis, keys, { clock: new RedisClock() })
+  const guilds = ['1400000000000000002', '1400000000000000003']
+  const N = 3000
+  for (const guildId of guilds) {
+    await writer.configureGuild(guildId, { season: { every: 'none', timezone: 'UTC' } })
+    await writer.awardXp({ guildId, userId: '1', xp: 1 })
+  }
+  clock.set(day21 + 1000)
+  for (const guildId of guilds) {
+    await writer.bulkSetMembers(guildId, Array.from({ length: N }, (_, i) => ({ userId: String(10_000 + i), xp: (i * 7919) % 50_000 })))
+    await writer.awardMany(guildId, Array.from({ length: N / 3 }, (_, i) => ({ userId: String(10_000 + 3 * i), xp: 1 + (i % 97) })))
+  }
+  clock.set(day21 + 86_400_000 + 1000)
+
+  const base = new Redis(server.url)
+  const monitor = await monitorOf(base)
+  t.teardown(() => { monitor.disconnect(); base.disconnect() })
+  // Each ranks call's count (its last argument), by server: the call (the close's one with 10 keys) names its
+  // day's ranks as its fifth key, as EVALSHA and as EVAL (a script's first call on a connection).
+  const counts = new Map<string, number[]>()
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    const command = args[0]?.toLowerCase()
+    if ((command !== 'eval' && command !== 'evalsha') || args[2] !== '10') return
+    const guild = guilds.find((g) => args[7] === keys.histRanks(g, '2026-11-21'))
+    if (guild !== undefined) counts.set(guild, [...(counts.get(guild) ?? []), Number(args.at(-1))])
+  })
+  const [slow, quick] = guilds as [string, string]
+  t.same(await new DayCloser(redis, keys, { callMs: 0 }).closeDue(slow), ['2026-11-21'])
+  t.same(await new DayCloser(redis, keys, { callMs: 1e9, chunk: 500 }).closeDue(quick), ['2026-11-21'])
+  // Redis feeds MONITOR in the order it runs commands: once this shows, the closes' calls have.
+  await new Promise<void>((resolve) => {
+    monitor.on('monitor', (_time: string, args: string[]) => { if (args[0]?.toLowerCase() === 'echo' && args[1] === 'closed') resolve() })
+    base.echo('closed').catch(() => {})
+  })
+  const slowCounts = counts.get(slow) ?? []
+  t.same(slowCounts.slice(0, 6), [250, 125, 62, 31, 16, 16], 'every call slower than 0 ms: halved, down to 16')
+  t.equal(slowCounts.length, 4 + Math.ceil((N + 1 - 250 - 125 - 62 - 31 + 1) / 16), 'then 16 a call to the end')
+  t.same(counts.get(quick), [250, 313, 392, 490, 500, 500, 500, 500], 'every call under half of 1e9 ms: a quarter more, up to 500')
+
+  const [a, b] = [keys.guild(slow), keys.guild(quick)]
+  t.same(await redis.getBuffer(a.histRanksLatest), await redis.getBuffer(b.histRanksLatest), 'the same ranks')
+  t.same(await redis.getBuffer(keys.histChanges(slow, '2026-11-21')), await redis.getBuffer(keys.histChanges(quick, '2026-11-21')), 'the same change records')
+  t.same(await redis.hget(a.histStats, '2026-11-21'), await redis.hget(b.histStats, '2026-11-21'), 'the same stats')
 })

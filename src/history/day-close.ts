@@ -4,9 +4,9 @@
 // stopping writes: a member changed since has that value in the first later day-start hash that
 // holds it; every other member still holds it on the board. From that snapshot it keeps the
 // day's ranks by history index, the change records of the members the day touched, and the
-// day's stats (docs/architecture.md, "Key schema"). Each step is a script over a chunk, well under
-// a few milliseconds of Redis's time; the days missed while no instance ran are closed in order,
-// up to history_days back.
+// day's stats (docs/architecture.md, "Key schema"). Each step is a script over a chunk, its size
+// paced by how long the step's calls take (ChunkPace), so that each holds Redis about a
+// millisecond; the days missed while no instance ran are closed in order, up to history_days back.
 import { randomUUID } from 'node:crypto'
 import type { RedisClient } from '../redis/client.js'
 import { redisNow } from '../redis/client.js'
@@ -18,10 +18,49 @@ import type { GuildSettings } from '../settings/settings.js'
 import { parseSettings } from '../settings/settings.js'
 
 export interface DayCloseOptions {
-  /** Members (or fields) per script call (default 250). */
+  /** The most members (or fields) a script call reads (default 1,000; Lua unpacks at most 8,000 values). */
   chunk?: number
+  /**
+   * The time a script call should take, ms, as the closer measures it (default 1): each step's
+   * calls read fewer members after a call that took longer, more after one well under it.
+   */
+  callMs?: number
   /** The lease's length, renewed by every step (default 30 s). */
   leaseMs?: number
+}
+
+/**
+ * How many members a step's next call reads: halved after a call that took longer than `callMs`,
+ * a quarter more after one under half of it, between `least` and `most`. A member costs each
+ * step a different time (a first close gives each its history index; a busy machine stretches
+ * every call), so a constant would be either too many for some calls or too few for most.
+ */
+export class ChunkPace {
+  #count: number
+  readonly #least: number
+  readonly #most: number
+  readonly #callMs: number
+
+  constructor (most: number, callMs: number) {
+    this.#most = most
+    this.#least = Math.min(16, most)
+    this.#count = Math.min(250, most)
+    this.#callMs = callMs
+  }
+
+  get count (): number {
+    return this.#count
+  }
+
+  /** Runs `call` with the current count, and adapts the count to the time it took. */
+  async run<T> (call: (count: number) => Promise<T>): Promise<T> {
+    const started = performance.now()
+    const reply = await call(this.#count)
+    const ms = performance.now() - started
+    if (ms > this.#callMs) this.#count = Math.max(this.#least, Math.floor(this.#count / 2))
+    else if (ms < this.#callMs / 2) this.#count = Math.min(this.#most, Math.ceil(this.#count * 1.25))
+    return reply
+  }
 }
 
 /** The history hash's fields a close reads. */
@@ -75,12 +114,14 @@ export class DayCloser {
   readonly #redis: RedisClient
   readonly #keys: KeyBuilder
   readonly #chunk: number
+  readonly #callMs: number
   readonly #leaseMs: number
 
   constructor (redis: RedisClient, keys: KeyBuilder, options: DayCloseOptions = {}) {
     this.#redis = redis
     this.#keys = keys
-    this.#chunk = options.chunk ?? 250
+    this.#chunk = options.chunk ?? 1000
+    this.#callMs = options.callMs ?? 1
     this.#leaseMs = options.leaseMs ?? 30_000
   }
 
@@ -135,14 +176,22 @@ export class DayCloser {
     const later: string[] = []
     for (let d = shiftDay(day, 1); d <= today.label; d = shiftDay(d, 1)) later.push(d)
     const todayStart = keys.dayStart(guildId, today.label)
-    const count = this.#chunk
+    const paces = new Map<scripts.CloseStep, ChunkPace>()
+    const paceOf = (step: scripts.CloseStep): ChunkPace => {
+      const pace = paces.get(step) ?? new ChunkPace(this.#chunk, this.#callMs)
+      paces.set(step, pace)
+      return pace
+    }
+    /** One call of a step, its chunk paced by the step's calls before it. */
+    const call = async (step: scripts.CloseStep, input: Record<string, string | number>): Promise<Array<string | number>> =>
+      await paceOf(step).run(async (count) => await scripts.closeDayStep(redis, step, { ...lease, ...input, count } as never))
 
     /** A step over a day-start hash, a chunk at a time (HSCAN's cursor). */
     const scanWith = async (step: 'closeDayStarts' | 'closeDayTouched', input: Record<string, string>,
       each: (reply: Array<string | number>) => void = () => {}): Promise<boolean> => {
       let cursor = '0'
       do {
-        const reply = await scripts.closeDayStep(redis, step, { ...lease, ...input, cursor, count } as never)
+        const reply = await call(step, { ...input, cursor })
         if (reply[0] !== CloseDayStatus.done) return false
         each(reply)
         cursor = String(reply[1] ?? '0')
@@ -155,19 +204,23 @@ export class DayCloser {
     const readBoard = async (): Promise<boolean> => {
       let [anchor, anchorScore] = ['', '']
       for (;;) {
-        const [status, member, score] = await scripts.closeDayStep(redis, 'closeDayBoard', { ...lease, board: k.board, dayStart: todayStart, snapshot: k.histSnapshot, anchor, anchorScore, count })
+        const [status, member, score] = await call('closeDayBoard', { board: k.board, dayStart: todayStart, snapshot: k.histSnapshot, anchor, anchorScore })
         if (status !== CloseDayStatus.done) return false
         if (member === undefined) return true
         ;[anchor, anchorScore] = [String(member), String(score)]
       }
     }
+    /** A step by position, each call from where the one before ended, until one reads fewer than it asked for. */
     const walk = async (step: 'closeDayRanks' | 'closeDayChanges', input: Record<string, string>,
       each: (reply: Array<string | number>) => void): Promise<boolean> => {
-      for (let first = 0; ; first += count) {
-        const reply = await scripts.closeDayStep(redis, step, { ...lease, ...input, first, count } as never)
+      for (let first = 0; ;) {
+        const asked = paceOf(step).count
+        const reply = await call(step, { ...input, first })
         if (reply[0] !== CloseDayStatus.done) return false
         each(reply)
-        if (Number(reply[1]) < count) return true
+        const read = Number(reply[1])
+        if (read < asked) return true
+        first += read
       }
     }
 
@@ -177,7 +230,7 @@ export class DayCloser {
     if (!await readBoard()) return 'busy'
     if (!await scan(todayStart)) return 'busy'
     for (;;) {
-      const [status, left = 0] = await scripts.closeDayStep(redis, 'closeDayTrim', { ...lease, snapshot: k.histSnapshot, count })
+      const [status, left = 0] = await call('closeDayTrim', { snapshot: k.histSnapshot })
       if (status !== CloseDayStatus.done) return 'busy'
       if (Number(left) === 0) break
     }
