@@ -2,7 +2,7 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile] [--compare COMMIT]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
@@ -18,8 +18,12 @@
 // --profile: each close also with every command logged (SLOWLOG at 0 µs), then each script's
 // calls, time inside Redis (mean, p99, max) and its commands' share; logging every command costs
 // Redis time of its own, so the close's other figures are then not its usual ones.
+// --compare COMMIT (with --only close): the first close (a day that touched every member) and a
+// later one (A members touched), each run by this checkout's closer and by COMMIT's (extracted
+// from git), in turns (the order turning each round), R rounds (--rounds), each from the same data:
+// Redis is restarted from a dump saved before the close.
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -51,7 +55,8 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     baseline: { type: 'string', default: BEFORE_HISTORY },
     'in-flight': { type: 'string', default: '100' },
-    profile: { type: 'boolean', default: false }
+    profile: { type: 'boolean', default: false },
+    compare: { type: 'string' }
   }
 })
 const MEMBERS = Number(args.members)
@@ -341,6 +346,87 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
   console.log(`load ${load()}`)
 }
 
+interface Closer { closeDue: (guildId: string) => Promise<string[]> }
+type CloserKind = 'this' | 'baseline'
+
+async function benchCloseCompare (cleanups: Cleanups, server: RedisServer, clock: FakeClock, commit: string): Promise<void> {
+  const GUILD = '600000000000000001'
+  const keys = new KeyBuilder('lb')
+  const baselineDir = extractCommit(cleanups, commit)
+  const before = {
+    client: await import(pathToFileURL(join(baselineDir, 'src/redis/client.ts')).href) as typeof import('../src/redis/client.js'),
+    keys: await import(pathToFileURL(join(baselineDir, 'src/redis/keys.ts')).href) as typeof import('../src/redis/keys.js'),
+    close: await import(pathToFileURL(join(baselineDir, 'src/history/day-close.ts')).href) as { DayCloser: new (redis: unknown, keys: unknown) => Closer }
+  }
+  const connect = (kind: CloserKind): { closer: Closer, disconnect: () => void } => {
+    if (kind === 'this') {
+      const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+      return { closer: new DayCloser(redis, keys), disconnect: () => { redis.disconnect() } }
+    }
+    const redis = before.client.createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+    return { closer: new before.close.DayCloser(redis, new before.keys.KeyBuilder('lb')), disconnect: () => { redis.disconnect() } }
+  }
+  let redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+  const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
+  clock.set(START - 3_600_000)
+  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, seasonRetention: 1, historyDays: 30 })
+  await seedGuild(writer, { guildId: GUILD, members: MEMBERS, seed: 'bench-history' })
+  clock.set(START + 3_600_000)
+  const members: string[] = []
+  let cursor = '0'
+  do {
+    const [next, flat] = await redis.zscan(keys.guild(GUILD).board, cursor, 'COUNT', 10_000)
+    cursor = next
+    for (let i = 0; i < flat.length; i += 2) members.push(userIdFromBoardMember(flat[i] as string))
+  } while (cursor !== '0')
+  await awardAll(writer, GUILD, members)
+  // The two days' data, each saved before its close.
+  const saved = (name: string): string => join(server.dir, `${name}.rdb`)
+  const save = async (name: string): Promise<void> => {
+    await redis.save()
+    copyFileSync(join(server.dir, 'dump.rdb'), saved(name))
+  }
+  await save('first')
+  clock.set(START + DAY_MS + 60_000)
+  const { closer, disconnect } = connect('this')
+  await closer.closeDue(GUILD)
+  disconnect()
+  await awardAll(writer, GUILD, randomMembers(ACTIVE, members.length).map((i) => members[Number(i) - 1] as string))
+  await save('later')
+  redis.disconnect()
+  console.log(`compare: ${fmt(MEMBERS)} members; the first close (every member touched) and a later one (${fmt(ACTIVE)} random awards), this checkout against ${commit}, ${ROUNDS} rounds; load ${load()}`)
+  console.log('| round | close | closer | ms | Redis CPU ms | script calls | SLOWLOG | load |')
+  console.log('|---|---|---|---:|---:|---:|---|---|')
+  const figures = new Map<string, { ms: number[], cpuMs: number[], slow: number[] }>()
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [day, name] of [[1, 'first'], [2, 'later']] as const) {
+      const order: CloserKind[] = (round + day) % 2 === 0 ? ['this', 'baseline'] : ['baseline', 'this']
+      for (const kind of order) {
+        await server.stop()
+        copyFileSync(saved(name), join(server.dir, 'dump.rdb'))
+        clock.set(START + day * DAY_MS + 60_000)
+        await server.startProcess()
+        redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+        const run = connect(kind)
+        const close = await watched(redis, async () => await run.closer.closeDue(GUILD))
+        run.disconnect()
+        redis.disconnect()
+        if (close.value.length !== 1) throw new Error(`${name}: closed ${close.value.join(', ')}`)
+        const label = kind === 'this' ? 'this checkout' : commit
+        const seen = figures.get(`${name} ${label}`) ?? { ms: [], cpuMs: [], slow: [] }
+        seen.ms.push(close.ms)
+        seen.cpuMs.push(close.cpuMs)
+        seen.slow.push(close.slow.length)
+        figures.set(`${name} ${label}`, seen)
+        console.log(`| ${round + 1} | ${name} | ${label} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${describeSlow(close.slow)} | ${load()} |`)
+      }
+    }
+  }
+  for (const [name, { ms, cpuMs, slow }] of figures) {
+    console.log(`${name}: median ${fmt(median(ms))} ms (${fmt(Math.min(...ms))} to ${fmt(Math.max(...ms))}), Redis CPU median ${fmt(median(cpuMs))} ms (${fmt(Math.min(...cpuMs))} to ${fmt(Math.max(...cpuMs))}), calls over 5 ms ${slow.join(', ')}`)
+  }
+}
+
 async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-history-'))
   cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
@@ -352,7 +438,8 @@ async function main (cleanups: Cleanups): Promise<void> {
   probe.disconnect()
   console.log(`cores: ${availableParallelism()}  node: ${process.version}  redis: ${version}  load average at start: ${load()}\n`)
   if (args.only === undefined || args.only === 'awards') await benchAwards(cleanups, server, clock)
-  if (args.only === undefined || args.only === 'close') await benchClose(cleanups, server, clock)
+  if (args.compare !== undefined) await benchCloseCompare(cleanups, server, clock, args.compare)
+  else if (args.only === undefined || args.only === 'close') await benchClose(cleanups, server, clock)
 }
 
 await runBenchmark(main)
