@@ -51,7 +51,7 @@ t.test('the change records\' string grows by at most 1 MB a call (2 MB the first
   t.ok(Number(used) <= Number(atOnce) + 64, `${String(used)} bytes of memory, ${String(atOnce)} for the same length sized at once`)
 })
 
-t.test('a step\'s calls read half as many members after a call slower than callMs (down to 16), a quarter more after one under half of it (up to chunk); the close is the same', async (t) => {
+t.test('a step\'s calls read as many members as callMs holds at its lowest recent cost per member (at least 16), a quarter more than the last at most (up to chunk); the close is the same', async (t) => {
   const clock = FakeClock.create(t)
   // 00:00 of 2026-11-21 in UTC, and history's first write the evening before.
   const day21 = Date.UTC(2026, 10, 21)
@@ -95,9 +95,9 @@ t.test('a step\'s calls read half as many members after a call slower than callM
     base.echo('closed').catch(() => {})
   })
   const slowCounts = counts.get(slow) ?? []
-  t.same(slowCounts.slice(0, 6), [250, 125, 62, 31, 16, 16], 'every call slower than 0 ms: halved, down to 16')
-  t.equal(slowCounts.length, 4 + Math.ceil((N + 1 - 250 - 125 - 62 - 31 + 1) / 16), 'then 16 a call to the end')
-  t.same(counts.get(quick), [250, 313, 392, 490, 500, 500, 500, 500], 'every call under half of 1e9 ms: a quarter more, up to 500')
+  t.same(slowCounts.slice(0, 3), [250, 16, 16], 'no member fits in 0 ms: 16 a call')
+  t.equal(slowCounts.length, 1 + Math.ceil((N + 1 - 250 + 1) / 16), 'to the end')
+  t.same(counts.get(quick), [250, 313, 392, 490, 500, 500, 500, 500], 'every member fits in 1e9 ms: a quarter more each call, up to 500')
 
   const [a, b] = [keys.guild(slow), keys.guild(quick)]
   t.same(await redis.getBuffer(a.histRanksLatest), await redis.getBuffer(b.histRanksLatest), 'the same ranks')

@@ -22,7 +22,7 @@ export interface DayCloseOptions {
   chunk?: number
   /**
    * The time a script call should take, ms, as the closer measures it (default 1): each step's
-   * calls read fewer members after a call that took longer, more after one well under it.
+   * calls read as many members as that holds at the step's lowest recent cost per member.
    */
   callMs?: number
   /** The lease's length, renewed by every step (default 30 s). */
@@ -30,16 +30,20 @@ export interface DayCloseOptions {
 }
 
 /**
- * How many members a step's next call reads: halved after a call that took longer than `callMs`,
- * a quarter more after one under half of it, between `least` and `most`. A member costs each
- * step a different time (a first close gives each its history index; a busy machine stretches
- * every call), so a constant would be either too many for some calls or too few for most.
+ * How many members a step's next call reads: as many as `callMs` holds at the lowest cost per
+ * member of the step's last calls, a quarter more than the last at most, between `least` and
+ * `most`. A member costs each step a different time (a first close gives each its history index),
+ * so a constant would be either too many for some calls or too few for most; and the lowest of
+ * the last calls' costs is the one a busy machine stretched least (a call that waited for the
+ * core says nothing of the work it did).
  */
 export class ChunkPace {
   #count: number
   readonly #least: number
   readonly #most: number
   readonly #callMs: number
+  /** The last calls' ms per member, newest last. */
+  readonly #costs: number[] = []
 
   constructor (most: number, callMs: number) {
     this.#most = most
@@ -52,13 +56,14 @@ export class ChunkPace {
     return this.#count
   }
 
-  /** Runs `call` with the current count, and adapts the count to the time it took. */
+  /** Runs `call` with the current count, and paces the next by the time it took. */
   async run<T> (call: (count: number) => Promise<T>): Promise<T> {
     const started = performance.now()
     const reply = await call(this.#count)
-    const ms = performance.now() - started
-    if (ms > this.#callMs) this.#count = Math.max(this.#least, Math.floor(this.#count / 2))
-    else if (ms < this.#callMs / 2) this.#count = Math.min(this.#most, Math.ceil(this.#count * 1.25))
+    this.#costs.push((performance.now() - started) / this.#count)
+    if (this.#costs.length > 8) this.#costs.shift()
+    const fits = Math.floor(this.#callMs / Math.min(...this.#costs))
+    this.#count = Math.max(this.#least, Math.min(this.#most, fits, Math.ceil(this.#count * 1.25)))
     return reply
   }
 }
