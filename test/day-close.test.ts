@@ -33,7 +33,7 @@ t.test('the change records\' string grows by at most 1 MB a call (2 MB the first
   const statuses = new Set<unknown>()
   for (let first = 0; ; first += 5_000) {
     const reply = await scripts.closeDayStep(redis, 'closeDayChanges', {
-      ...lease, order: k.histOrder, day: keys.day(GUILD, day), dayGains: keys.dayGains(GUILD, day), dayStart: keys.dayStart(GUILD, day), changesDay, first, count: 5_000
+      ...lease, order: k.histOrder, day: keys.day(GUILD, day), dayGains: keys.dayGains(GUILD, day), dayStart: keys.dayStart(GUILD, day), changesDay, fresh: k.histFresh, first, count: 5_000
     })
     statuses.add(reply[0])
     lengths.push(await raw.strlen(changesDay))
@@ -77,12 +77,12 @@ t.test('a step\'s calls read as many members as callMs holds at its lowest recen
   const base = new Redis(server.url)
   const monitor = await monitorOf(base)
   t.teardown(() => { monitor.disconnect(); base.disconnect() })
-  // Each ranks call's count (its last argument), by server: the call (the close's one with 10 keys) names its
+  // Each ranks call's count (its last argument), by server: the call (the close's one with 11 keys) names its
   // day's ranks as its fifth key, as EVALSHA and as EVAL (a script's first call on a connection).
   const counts = new Map<string, number[]>()
   monitor.on('monitor', (_time: string, args: string[]) => {
     const command = args[0]?.toLowerCase()
-    if ((command !== 'eval' && command !== 'evalsha') || args[2] !== '10') return
+    if ((command !== 'eval' && command !== 'evalsha') || args[2] !== '11') return
     const guild = guilds.find((g) => args[7] === keys.histRanks(g, '2026-11-21'))
     if (guild !== undefined) counts.set(guild, [...(counts.get(guild) ?? []), Number(args.at(-1))])
   })
@@ -103,4 +103,47 @@ t.test('a step\'s calls read as many members as callMs holds at its lowest recen
   t.same(await redis.getBuffer(a.histRanksLatest), await redis.getBuffer(b.histRanksLatest), 'the same ranks')
   t.same(await redis.getBuffer(keys.histChanges(slow, '2026-11-21')), await redis.getBuffer(keys.histChanges(quick, '2026-11-21')), 'the same change records')
   t.same(await redis.hget(a.histStats, '2026-11-21'), await redis.hget(b.histStats, '2026-11-21'), 'the same stats')
+})
+
+t.test('a day that touched members with a history index and members given theirs by its close: one change record each, in index order, with its XP at the day\'s start and its gain', async (t) => {
+  const clock = FakeClock.create(t)
+  const day21 = Date.UTC(2026, 10, 21)
+  clock.set(day21 - 3_600_000)
+  const server = await fakeClockRedis(t, clock)
+  const keys = new KeyBuilder('df')
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+  t.teardown(() => { redis.disconnect() })
+  const writer = new LeaderboardWriter(redis, keys, { clock: new RedisClock() })
+  const award = async (userId: string, xp: number): Promise<unknown> => await writer.awardXp({ guildId: GUILD, userId, xp })
+  await writer.configureGuild(GUILD, { season: { every: 'none', timezone: 'UTC' } })
+  await award('1', 1)
+  clock.set(day21 + 1000)
+  // The 21st: 40 members, each given its index by the 21st's close.
+  await writer.bulkSetMembers(GUILD, Array.from({ length: 40 }, (_, i) => ({ userId: String(100 + i), xp: 1000 + 10 * i })))
+  clock.set(day21 + 86_400_000 + 1000)
+  const closer = new DayCloser(redis, keys, { chunk: 3 })
+  t.same(await closer.closeDue(GUILD), ['2026-11-21'])
+  // The 22nd: five of them gain, one is set, and 30 new members come (a few a chunk, both kinds in the chunks).
+  const olds = new Map([['105', 7], ['110', 0], ['120', 3], ['131', 9], ['139', 2]])
+  for (const [userId, xp] of olds) if (xp > 0) await award(userId, xp)
+  await writer.setXp({ guildId: GUILD, userId: '110', xp: 5 })
+  const news = Array.from({ length: 30 }, (_, i) => [String(500 + i), 1 + i * 200] as const)
+  for (const [userId, xp] of news) await award(userId, xp)
+  clock.set(day21 + 2 * 86_400_000 + 1000)
+  t.same(await closer.closeDue(GUILD), ['2026-11-22'])
+
+  const records = await redis.hgetall(keys.guild(GUILD).members)
+  const indexOf = (userId: string): number => Number((records[boardMember(userId)] ?? '').split('\x1f')[1])
+  const changes = await redis.getBuffer(keys.histChanges(GUILD, '2026-11-22')) ?? Buffer.alloc(0)
+  const found: Array<[number, number, number]> = []
+  for (let at = 0; at < changes.length; at += 13) found.push([changes.readUIntBE(at, 3), changes.readUIntBE(at + 3, 5), changes.readUIntBE(at + 8, 5)])
+  const expected: Array<[number, number, number]> = [
+    ...[...olds].map(([userId, xp]): [number, number, number] => [indexOf(userId), 1000 + 10 * (Number(userId) - 100), xp]),
+    ...news.map(([userId, xp]): [number, number, number] => [indexOf(userId), 2 ** 40 - 1, xp])
+  ].sort((a, b) => a[0] - b[0])
+  t.same(found, expected)
+  t.ok(news.every(([userId]) => indexOf(userId) > indexOf('139')), 'the new members\' indexes follow the others\'')
+  t.equal(await redis.exists(keys.guild(GUILD).histFresh, keys.guild(GUILD).histOrder), 0, 'the close\'s own keys are gone')
+  const [stats] = (await redis.hget(keys.guild(GUILD).histStats, '2026-11-22'))?.split(':').slice(2) ?? []
+  t.equal(Number(stats), 4 + 30, 'active: the members that gained, old and new')
 })

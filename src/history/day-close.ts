@@ -173,7 +173,7 @@ export class DayCloser {
     const lease = { lease: k.histLease, token, leaseMs: this.#leaseMs }
     const ranksDay = keys.histRanks(guildId, day)
     const changesDay = keys.histChanges(guildId, day)
-    const begun = await scripts.closeDayBegin(redis, { ...k, ...lease, snapshot: k.histSnapshot, order: k.histOrder, ranksDay, changesDay, label: day })
+    const begun = await scripts.closeDayBegin(redis, { ...k, ...lease, snapshot: k.histSnapshot, order: k.histOrder, ranksDay, changesDay, fresh: k.histFresh, label: day })
     if (begun === CloseDayStatus.alreadyClosed) return 'already'
     if (begun === CloseDayStatus.leaseLost) return 'busy'
 
@@ -244,7 +244,7 @@ export class DayCloser {
     const dayBoard = keys.day(guildId, day)
     const dayGains = keys.dayGains(guildId, day)
     const dayStart = keys.dayStart(guildId, day)
-    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board, dayStart, day: dayBoard, dayGains, order: k.histOrder }, (reply) => {
+    if (!await walk('closeDayRanks', { hist: k.hist, snapshot: k.histSnapshot, members: k.members, ranksDay, board: k.board, dayStart, day: dayBoard, dayGains, order: k.histOrder, fresh: k.histFresh }, (reply) => {
       stats.totalXp += BigInt(reply[2] ?? 0)
       stats.totalMembers += Number(reply[3] ?? 0)
       stats.activeMembers += Number(reply[4] ?? 0)
@@ -254,7 +254,7 @@ export class DayCloser {
       stats.activeMembers += Number(reply[2] ?? 0)
       stats.xpGained += BigInt(reply[3] ?? 0)
     })) return 'busy'
-    if (!await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayGains, dayStart, changesDay }, () => {})) return 'busy'
+    if (!await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayGains, dayStart, changesDay, fresh: k.histFresh }, () => {})) return 'busy'
 
     const keepFrom = shiftDay(today.label, -settings.historyDays)
     const [status] = await scripts.closeDayStep(redis, 'closeDayCommit', {
@@ -266,6 +266,7 @@ export class DayCloser {
       ranksDay,
       snapshot: k.histSnapshot,
       order: k.histOrder,
+      fresh: k.histFresh,
       day: dayBoard,
       dayGains,
       dayStart,

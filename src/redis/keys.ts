@@ -65,6 +65,8 @@ export interface GuildKeys {
   histSnapshot: string
   /** ZSET, while a day closes: the members the day touched, by history index. */
   histOrder: string
+  /** STRING, while a day closes: the change records of the touched members given their history index by the close. */
+  histFresh: string
   /** STRING with a TTL: the token of the instance closing the server's days. */
   histLease: string
 }
@@ -113,6 +115,7 @@ export class KeyBuilder {
       histRanksLatest: `${base}:hist:ranks:latest`,
       histSnapshot: `${base}:hist:snapshot`,
       histOrder: `${base}:hist:order`,
+      histFresh: `${base}:hist:fresh`,
       histLease: `${base}:hist:lease`
     }
   }

@@ -50,7 +50,7 @@ export const WRITE_SCRIPTS = {
   },
   // A day's close (src/history/day-close.ts), a script per step; each chunk holds the lease.
   closeDayBegin: {
-    keys: ['lease', 'hist', 'snapshot', 'order', 'ranksDay', 'changesDay'],
+    keys: ['lease', 'hist', 'snapshot', 'order', 'ranksDay', 'changesDay', 'fresh'],
     argv: ['token', 'leaseMs', 'label']
   },
   closeDayStarts: {
@@ -66,7 +66,7 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'count']
   },
   closeDayRanks: {
-    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay', 'board', 'dayStart', 'day', 'dayGains', 'order'],
+    keys: ['lease', 'hist', 'snapshot', 'members', 'ranksDay', 'board', 'dayStart', 'day', 'dayGains', 'order', 'fresh'],
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayTouched: {
@@ -74,11 +74,11 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'cursor', 'count']
   },
   closeDayChanges: {
-    keys: ['lease', 'order', 'day', 'dayGains', 'dayStart', 'changesDay'],
+    keys: ['lease', 'order', 'day', 'dayGains', 'dayStart', 'changesDay', 'fresh'],
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayCommit: {
-    keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayGains', 'dayStart', 'version'],
+    keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayGains', 'dayStart', 'version', 'fresh'],
     argv: ['token', 'label', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
   },
   closeDayForget: {

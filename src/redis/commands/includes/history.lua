@@ -89,6 +89,12 @@ local function pack_change (index, start_xp, gained)
   return struct.pack('>I3I5I5', index, start_xp, gained)
 end
 
+-- A day-start hash's value as a change record's XP at the day's start.
+local function start_xp (value)
+  if value == '-' then return NO_XP end
+  return tonumber(value)
+end
+
 -- A string of `final` bytes built a chunk at a time in order (the changes), grown to hold the
 -- first `needed`: sized in one call, a string of millions of bytes is zeroed in one call
 -- (13,000,000 bytes: 5 to 9 ms), so it grows by at most 1 MB a call (2 MB the first). Redis gives a

@@ -8,6 +8,7 @@
   KEYS[4] order       ZSET the day's touched members by history index, being built
   KEYS[5] ranks_day   STRING the day's ranks, being built
   KEYS[6] changes_day STRING the day's change records, being built
+  KEYS[7] fresh       STRING the change records of the members the close gives their index, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -21,5 +22,5 @@ local ALREADY = 0
 local closed = redis.call('HGET', KEYS[2], 'closed_through')
 if closed and closed >= ARGV[3] then return ALREADY end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return LEASE_LOST end
-redis.call('UNLINK', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('UNLINK', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 return CLOSE_DONE

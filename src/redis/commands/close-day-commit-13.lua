@@ -17,6 +17,7 @@
   KEYS[10] day_gains   HASH the day's gains
   KEYS[11] day_start   HASH the day's day-start hash
   KEYS[12] version     STRING the server's data version
+  KEYS[13] fresh       STRING the change records of the members the close gave their index
 
   ARGV[1] the caller's lease token
   ARGV[2] the day (YYYY-MM-DD)
@@ -52,6 +53,6 @@ local from = redis.call('HGET', KEYS[2], 'closed_from')
 if ARGV[6] ~= '1' or not from then from = ARGV[2] end
 if from < ARGV[7] then from = ARGV[7] end
 redis.call('HSET', KEYS[2], 'closed_from', from)
-redis.call('UNLINK', KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11])
+redis.call('UNLINK', KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[13])
 bump_version(KEYS[12])
 return { CLOSE_DONE }

@@ -5,10 +5,11 @@
   member whose record is gone (removed since) is ranked but has no index to keep a rank at.
 
   A member given its index here that the day touched goes into `order` now, with the day's
-  activity it adds: its index is above every index given before, and the chunks come in order,
-  so it goes in at the tail of `order`, where the touched step's walk in hash order would put
-  each at a random place (most of a first close's time, when the day touched every member). The
-  touched step skips the members `order` holds already.
+  activity it adds, and its change record is appended to `fresh`: its index is above every index
+  given before, and the chunks come in order, so it goes in at the tail of `order`, where the
+  touched step's walk in hash order would put each at a random place (most of a first close's
+  time, when the day touched every member), and `fresh` holds the last records of `order`, in its
+  order, for the changes step to copy. The touched step skips the members `order` holds already.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] hist      HASH the server's history (`next_index`)
@@ -20,6 +21,7 @@
   KEYS[8] day       ZSET the day's gains as an earlier version kept them (read where it exists)
   KEYS[9] day_gains HASH board member -> xp gained in the day
   KEYS[10] order    ZSET the touched members by history index, being built
+  KEYS[11] fresh    STRING the change records of the members given their index here, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -91,12 +93,13 @@ if b > 2 then redis.call('BITFIELD', KEYS[5], unpack(bitfield, 1, b)) end
 local active, gained = 0, 0
 if g > 0 then
   local starts = redis.call('HMGET', KEYS[7], unpack(given, 1, g))
-  local touched, t = {}, 0
+  local touched, starts_of, t = {}, {}, 0
   local order, n = {}, 0
   for i = 1, g do
     if starts[i] then
       t = t + 1
       touched[t] = given[i]
+      starts_of[t] = starts[i]
       order[n + 1] = given_index[i]
       order[n + 2] = given[i]
       n = n + 2
@@ -104,14 +107,17 @@ if g > 0 then
   end
   if t > 0 then
     local gains = gains_of(KEYS[9], KEYS[8], touched, t)
+    local packed = {}
     for i = 1, t do
       local xp = gains[i] and tonumber(gains[i]) or 0
       if xp > 0 then
         active = active + 1
         gained = gained + xp
       end
+      packed[i] = pack_change(order[2 * i - 1], start_xp(starts_of[i]), xp)
     end
     redis.call('ZADD', KEYS[10], unpack(order, 1, n))
+    redis.call('APPEND', KEYS[11], table.concat(packed))
   end
 end
 return { CLOSE_DONE, m, int(xp_sum), with_xp, active, int(gained) }

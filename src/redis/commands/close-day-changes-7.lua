@@ -1,0 +1,58 @@
+--[[
+  Close, the day's changes: a chunk of the touched members with a history index, in its order, each
+  written as a change record (includes/history.lua: index, visible XP at the day's start, XP
+  gained) at its position in `order`, so that a member's record is found by binary search. The
+  string is sized for every record by its first chunks (grow_to, includes/history.lua): grown
+  only as each chunk needs, Redis would keep up to as much again spare (it grows a string by
+  doubling it, and by 1 MB past 1 MB). The members the close gave their index are the last of
+  `order`, and their records are in `fresh` (close-day-ranks-11.lua): copied, not read again.
+
+  KEYS[1] lease       STRING the closing lease
+  KEYS[2] order       ZSET the touched members by history index
+  KEYS[3] day         ZSET the day's gains as an earlier version kept them (read where it exists)
+  KEYS[4] day_gains   HASH board member -> xp gained in the day
+  KEYS[5] day_start   HASH board member -> visible xp before its first change in the day
+  KEYS[6] changes_day STRING the day's change records, being built
+  KEYS[7] fresh       STRING the change records of the members the close gave their index (the last of `order`)
+
+  ARGV[1] the caller's lease token
+  ARGV[2] the lease's length, ms
+  ARGV[3] the first 0-based position of the chunk among the members of `order` with an index
+  ARGV[4] how many
+
+  Returns { 1, records written }, or { -6 } when the lease was lost.
+]]
+--- @include "history"
+
+if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
+local first, count = tonumber(ARGV[3]), tonumber(ARGV[4])
+local unindexed = redis.call('ZCOUNT', KEYS[2], '-inf', '(0')
+local indexed = redis.call('ZCARD', KEYS[2]) - unindexed
+local fresh_bytes = redis.call('STRLEN', KEYS[7])
+-- The members of `order` that had their index before this close: the others, the last ones,
+-- have their records in `fresh` already.
+local before = indexed - fresh_bytes / CHANGE_BYTES
+local parts, written = {}, 0
+if first < before then
+  local flat, members, m = chunk_at(KEYS[2], unindexed + first, math.min(count, before - first))
+  local starts = redis.call('HMGET', KEYS[5], unpack(members, 1, m))
+  local gains = gains_of(KEYS[4], KEYS[3], members, m)
+  local packed = {}
+  for i = 1, m do
+    packed[i] = pack_change(tonumber(flat[2 * i]), starts[i] and start_xp(starts[i]) or NO_XP, tonumber(gains[i] or '0'))
+  end
+  parts[1] = table.concat(packed)
+  written = m
+end
+if written < count and first + written >= before then
+  local from = CHANGE_BYTES * (first + written - before)
+  if from < fresh_bytes then
+    local copied = redis.call('GETRANGE', KEYS[7], from, from + CHANGE_BYTES * (count - written) - 1)
+    parts[#parts + 1] = copied
+    written = written + #copied / CHANGE_BYTES
+  end
+end
+if written == 0 then return { CLOSE_DONE, 0 } end
+grow_to(KEYS[6], CHANGE_BYTES * (first + written), CHANGE_BYTES * indexed)
+redis.call('SETRANGE', KEYS[6], CHANGE_BYTES * first, table.concat(parts))
+return { CLOSE_DONE, written }
