@@ -65,7 +65,7 @@ export interface GuildKeys {
   histSnapshot: string
   /** ZSET, while a day closes: the members the day touched, by history index. */
   histOrder: string
-  /** STRING, while a day closes: the change records of the touched members given their history index by the close. */
+  /** HASH, while a day closes: the change records of the touched members given their history index by the close, a field per ranks call. */
   histFresh: string
   /** STRING with a TTL: the token of the instance closing the server's days. */
   histLease: string

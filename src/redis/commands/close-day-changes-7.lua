@@ -13,14 +13,14 @@
   KEYS[4] day_gains   HASH board member -> xp gained in the day
   KEYS[5] day_start   HASH board member -> visible xp before its first change in the day
   KEYS[6] changes_day STRING the day's change records, being built
-  KEYS[7] fresh       STRING the change records of the members the close gave their index (the last of `order`)
+  KEYS[7] fresh       HASH the change records of the members the close gave their index (the last of `order`), by the number of records before them
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
   ARGV[3] the first 0-based position of the chunk among the members of `order` with an index
   ARGV[4] how many
 
-  Returns { 1, records written }, or { -6 } when the lease was lost.
+  Returns { 1, records written (at least ARGV[4], but at the end) }, or { -6 } when the lease was lost.
 ]]
 --- @include "history"
 
@@ -28,10 +28,9 @@ if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first, count = tonumber(ARGV[3]), tonumber(ARGV[4])
 local unindexed = redis.call('ZCOUNT', KEYS[2], '-inf', '(0')
 local indexed = redis.call('ZCARD', KEYS[2]) - unindexed
-local fresh_bytes = redis.call('STRLEN', KEYS[7])
 -- The members of `order` that had their index before this close: the others, the last ones,
 -- have their records in `fresh` already.
-local before = indexed - fresh_bytes / CHANGE_BYTES
+local before = indexed - tonumber(redis.call('HGET', KEYS[7], 'n') or '0')
 local parts, written = {}, 0
 if first < before then
   local flat, members, m = chunk_at(KEYS[2], unindexed + first, math.min(count, before - first))
@@ -44,13 +43,11 @@ if first < before then
   parts[1] = table.concat(packed)
   written = m
 end
-if written < count and first + written >= before then
-  local from = CHANGE_BYTES * (first + written - before)
-  if from < fresh_bytes then
-    local copied = redis.call('GETRANGE', KEYS[7], from, from + CHANGE_BYTES * (count - written) - 1)
-    parts[#parts + 1] = copied
-    written = written + #copied / CHANGE_BYTES
-  end
+while written < count and first + written >= before do
+  local copied = redis.call('HGET', KEYS[7], int(first + written - before))
+  if not copied then break end
+  parts[#parts + 1] = copied
+  written = written + #copied / CHANGE_BYTES
 end
 if written == 0 then return { CLOSE_DONE, 0 } end
 grow_to(KEYS[6], CHANGE_BYTES * (first + written), CHANGE_BYTES * indexed)

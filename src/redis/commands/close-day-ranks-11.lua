@@ -5,11 +5,13 @@
   member whose record is gone (removed since) is ranked but has no index to keep a rank at.
 
   A member given its index here that the day touched goes into `order` now, with the day's
-  activity it adds, and its change record is appended to `fresh`: its index is above every index
+  activity it adds, and its change record goes into `fresh`: its index is above every index
   given before, and the chunks come in order, so it goes in at the tail of `order`, where the
   touched step's walk in hash order would put each at a random place (most of a first close's
   time, when the day touched every member), and `fresh` holds the last records of `order`, in its
-  order, for the changes step to copy. The touched step skips the members `order` holds already.
+  order, for the changes step to copy: each call's as one field, named by the number of records
+  before it (`n` counts them), so that no call grows a string of megabytes (which Redis may copy
+  whole to grow it). The touched step skips the members `order` holds already.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] hist      HASH the server's history (`next_index`)
@@ -21,7 +23,7 @@
   KEYS[8] day       ZSET the day's gains as an earlier version kept them (read where it exists)
   KEYS[9] day_gains HASH board member -> xp gained in the day
   KEYS[10] order    ZSET the touched members by history index, being built
-  KEYS[11] fresh    STRING the change records of the members given their index here, being built
+  KEYS[11] fresh    HASH the change records of the members given their index here, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -117,7 +119,8 @@ if g > 0 then
       packed[i] = pack_change(order[2 * i - 1], start_xp(starts_of[i]), xp)
     end
     redis.call('ZADD', KEYS[10], unpack(order, 1, n))
-    redis.call('APPEND', KEYS[11], table.concat(packed))
+    local before = redis.call('HINCRBY', KEYS[11], 'n', t) - t
+    redis.call('HSET', KEYS[11], int(before), table.concat(packed))
   end
 end
 return { CLOSE_DONE, m, int(xp_sum), with_xp, active, int(gained) }
