@@ -1,11 +1,11 @@
 // A day's close, call by call: what bounds the work of each of its script calls (so that no call
 // holds Redis long, whatever the server's size), with what it keeps unchanged. The close's
 // results are pinned in test/history.test.ts.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { FakeClock, fakeClockRedis } from './helpers/fake-clock.js'
-import { monitorOf, redisFixture } from './helpers/redis-server.js'
-import { createRedis } from '../src/redis/client.js'
+import { monitorOf, redisFixture, type RedisServer } from './helpers/redis-server.js'
+import { createRedis, type RedisClient } from '../src/redis/client.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { boardMember, KeyBuilder } from '../src/redis/keys.js'
 import { DayCloser } from '../src/history/day-close.js'
@@ -15,6 +15,19 @@ import { CloseDayStatus } from '../src/redis/script-status.js'
 
 const GUILD = '1400000000000000001'
 const MB = 1_048_576
+/** 00:00 of 2026-11-21 in UTC. */
+const day21 = Date.UTC(2026, 10, 21)
+
+/** A Redis whose clock the test moves, at the evening before the 21st (history's first write), and a writer on it. */
+async function clocked (t: Test): Promise<{ clock: FakeClock, server: RedisServer, keys: KeyBuilder, redis: RedisClient, writer: LeaderboardWriter }> {
+  const clock = FakeClock.create(t)
+  clock.set(day21 - 3_600_000)
+  const server = await fakeClockRedis(t, clock)
+  const keys = new KeyBuilder('dc')
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
+  t.teardown(() => { redis.disconnect() })
+  return { clock, server, keys, redis, writer: new LeaderboardWriter(redis, keys, { clock: new RedisClock() }) }
+}
 
 t.test('the change records\' string grows by at most 1 MB a call (2 MB the first), and ends allocated as if sized at once', async (t) => {
   const { redis, raw, keys } = await redisFixture(t, 'dc')
@@ -52,15 +65,7 @@ t.test('the change records\' string grows by at most 1 MB a call (2 MB the first
 })
 
 t.test('a step\'s calls read as many members as callMs holds at its lowest recent cost per member (at least 16), a quarter more than the last at most (up to chunk); the close is the same', async (t) => {
-  const clock = FakeClock.create(t)
-  // 00:00 of 2026-11-21 in UTC, and history's first write the evening before.
-  const day21 = Date.UTC(2026, 10, 21)
-  clock.set(day21 - 3_600_000)
-  const server = await fakeClockRedis(t, clock)
-  const keys = new KeyBuilder('dp')
-  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
-  t.teardown(() => { redis.disconnect() })
-  const writer = new LeaderboardWriter(redis, keys, { clock: new RedisClock() })
+  const { clock, server, keys, redis, writer } = await clocked(t)
   const guilds = ['1400000000000000002', '1400000000000000003']
   const N = 3000
   for (const guildId of guilds) {
@@ -106,14 +111,7 @@ t.test('a step\'s calls read as many members as callMs holds at its lowest recen
 })
 
 t.test('a day that touched members with a history index and members given theirs by its close: one change record each, in index order, with its XP at the day\'s start and its gain', async (t) => {
-  const clock = FakeClock.create(t)
-  const day21 = Date.UTC(2026, 10, 21)
-  clock.set(day21 - 3_600_000)
-  const server = await fakeClockRedis(t, clock)
-  const keys = new KeyBuilder('df')
-  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 10_000 })
-  t.teardown(() => { redis.disconnect() })
-  const writer = new LeaderboardWriter(redis, keys, { clock: new RedisClock() })
+  const { clock, keys, redis, writer } = await clocked(t)
   const award = async (userId: string, xp: number): Promise<unknown> => await writer.awardXp({ guildId: GUILD, userId, xp })
   await writer.configureGuild(GUILD, { season: { every: 'none', timezone: 'UTC' } })
   await award('1', 1)

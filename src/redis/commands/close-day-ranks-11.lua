@@ -40,13 +40,7 @@ local first = tonumber(ARGV[3])
 local flat, members, m = chunk_at(KEYS[3], first, tonumber(ARGV[4]), true)
 if m == 0 then return { CLOSE_DONE, 0, 0, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
-local unrecorded, u = {}, 0
-for i = 1, m do
-  if not records[i] then
-    u = u + 1
-    unrecorded[u] = members[i]
-  end
-end
+local unrecorded, u = missing_from(records, members, m)
 if u > 0 then
   local on_board = redis.call('ZMSCORE', KEYS[6], unpack(unrecorded, 1, u))
   local j = 0

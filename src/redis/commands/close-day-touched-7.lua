@@ -35,13 +35,7 @@ for i = 1, #fields, 2 do
 end
 if f == 0 then return { CLOSE_DONE, scan[1], 0, 0 } end
 local seen = redis.call('ZMSCORE', KEYS[7], unpack(found, 1, f))
-local members, m = {}, 0
-for i = 1, f do
-  if not seen[i] then
-    m = m + 1
-    members[m] = found[i]
-  end
-end
+local members, m = missing_from(seen, found, f)
 if m == 0 then return { CLOSE_DONE, scan[1], 0, 0 } end
 local records = redis.call('HMGET', KEYS[5], unpack(members, 1, m))
 local gains = gains_of(KEYS[4], KEYS[3], members, m)

@@ -38,6 +38,18 @@ local function chunk_at (key, first, count, reverse)
   return flat, members, m
 end
 
+-- The items[1..n] that a reply about them (`values`, in their order) holds nothing for, and how many.
+local function missing_from (values, items, n)
+  local missing, k = {}, 0
+  for i = 1, n do
+    if not values[i] then
+      k = k + 1
+      missing[k] = items[i]
+    end
+  end
+  return missing, k
+end
+
 -- The XP each of members[1..m] gained in a day: its gains hash, plus its sorted set where a
 -- version before the hash kept them (includes/calendar-counting.lua).
 local function gains_of (gains_key, legacy_key, members, m)
