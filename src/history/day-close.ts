@@ -19,8 +19,9 @@ import { parseSettings } from '../settings/settings.js'
 
 export interface DayCloseOptions {
   /**
-   * The most members (or fields) a script call reads (default 250: with 1,000, or paced up to
-   * 1,000, calls of the board's step took up to 14 ms at times on a loaded machine).
+   * The most members (or fields) a script call reads (default 250: the pace lowers it, never
+   * raises it past that; larger calls of the board's step ran past 5 ms at times, see
+   * docs/benchmarks.md).
    */
   chunk?: number
   /**

@@ -108,8 +108,8 @@ local function start_xp (value)
 end
 
 -- A string of `final` bytes built a chunk at a time in order (the changes), grown to hold the
--- first `needed`: sized in one call, a string of millions of bytes is zeroed in one call
--- (13,000,000 bytes: 5 to 9 ms), so it grows by at most 1 MB a call (2 MB the first). Redis gives a
+-- first `needed`: sized at once, a string of millions of bytes is allocated and zeroed in one
+-- call, several ms of Redis, so it grows by at most 1 MB a call (2 MB the first). Redis gives a
 -- string it grows past 1 MB another 1 MB of room, so the steps end 1 MB apart, an even number
 -- after the first: the last growth's room then ends at `final`, as when it was sized at once.
 local GROW_STEP = 1048576
