@@ -45,6 +45,8 @@ export interface RedisProcess {
 export class PortTakenError extends Error {}
 
 const OUTPUT_LINES_KEPT = 20
+/** How long an exit waits for the child's pipes to close before it is reported without its last words. */
+const PIPES_CLOSE_WAIT_MS = 1000
 const STOP_GRACE_MS = 10_000
 
 // Should this process end without stopping its servers, take them down with it rather than
@@ -86,10 +88,19 @@ export async function launchRedisServer (options: LaunchOptions): Promise<RedisP
   let failure: Error | undefined
   child.on('error', (err) => { failure ??= new Error(`redis-server failed: ${err.message}`) })
   child.once('exit', (code, signal) => {
-    const tail = output.join('\n')
-    const how = signal === null ? `with code ${code ?? '?'}` : `on ${signal}`
-    const message = `redis-server exited ${how} before it answered PING${tail === '' ? '' : `:\n${tail}`}`
-    failure ??= /address already in use/i.test(tail) ? new PortTakenError(message) : new Error(message)
+    const fail = (): void => {
+      const tail = output.join('\n')
+      const how = signal === null ? `with code ${code ?? '?'}` : `on ${signal}`
+      const message = `redis-server exited ${how} before it answered PING${tail === '' ? '' : `:\n${tail}`}`
+      failure ??= /address already in use/i.test(tail) ? new PortTakenError(message) : new Error(message)
+    }
+    // Its last words may still be in the pipes when the exit is seen (a loaded machine): the
+    // error waits for them to close, though not for long, as a child it forked could hold them.
+    const timer = setTimeout(fail, PIPES_CLOSE_WAIT_MS)
+    child.once('close', () => {
+      clearTimeout(timer)
+      fail()
+    })
   })
 
   const deadline = Date.now() + timeoutMs
