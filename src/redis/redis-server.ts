@@ -96,7 +96,8 @@ export async function launchRedisServer (options: LaunchOptions): Promise<RedisP
     }
     // Its last words may still be in the pipes when the exit is seen (a loaded machine): the
     // error waits for them to close, though not for long, as a child it forked could hold them.
-    const timer = setTimeout(fail, PIPES_CLOSE_WAIT_MS)
+    // Unreferenced: only a start still waiting for PING needs it, and that start keeps this process up.
+    const timer = setTimeout(fail, PIPES_CLOSE_WAIT_MS).unref()
     child.once('close', () => {
       clearTimeout(timer)
       fail()
