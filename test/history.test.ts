@@ -2,7 +2,8 @@
 // (its time zone) closes once it ended, by the calendar ticker, and keeps every member's XP,
 // gain and rank at its end and the server's stats; rank_change compares with the last closed
 // day; a day no instance was running for closes when one starts, exactly as it ended, however
-// the board changed since; the close is exact under writes and once across closers; days past
+// the board changed since; the close is exact under writes, once across closers, and the same
+// when another closer takes over from one that died mid-way; days past
 // history_days go; no 304 survives a close.
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -299,7 +300,7 @@ t.test('no 304 survives a rollover: a day\'s close, and a season\'s end, change 
   f.clock.set(la(30, 1000)) // the next Monday: the week ended, and every day since the 23rd
   await closed(f, '2026-11-29')
   for (let waited = 0; Number(await f.raw.hget(f.keys.guild(GUILD).seasons, 'current') ?? 1) < 3; waited += 20) {
-    if (waited > 30_000) throw new Error('the season did not end')
+    if (waited > 3000) throw new Error('the season did not end')
     await sleep(20)
   }
   for (const path of paths) {
@@ -451,4 +452,52 @@ t.test("a day begun by a version that kept the day's gains in a sorted set (0 fo
   t.same(await history('3'), [{ date: day, xp: 720, xp_gained: 20, rank: 1 }])
   t.same((await f.reader.readStatsHistory(GUILD, 1)).value.data, [{ date: day, total_members: 3, total_xp: 831, active_members: 3, xp_gained: 130 }])
   t.equal(await f.raw.exists(legacy, gains), 0, 'both are gone with the close')
+})
+
+t.test('a closer that dies mid-close: once its lease ends another closes the day over, exactly as a close that ran whole', async (t) => {
+  const f = await fixture(t, la(20, 1000))
+  const OTHER = '1300000000000000002'
+  await f.writer.configureGuild(OTHER, { season: { every: 'none', timezone: ZONE } })
+  // The same writes to two servers: one's close dies half done, the other's runs whole.
+  for (const guild of [GUILD, OTHER]) await f.writer.awardXp({ guildId: guild, userId: '1', xp: 1 }) // history begins
+  f.clock.set(la(21, 1000))
+  const random = new Random(28)
+  const awards = Array.from({ length: 4000 }, (_, i) => ({ userId: String(1000 + i), xp: random.int(1, 500) }))
+  for (let i = 0; i < awards.length; i += 1000) {
+    for (const guild of [GUILD, OTHER]) await f.writer.awardMany(guild, awards.slice(i, i + 1000))
+  }
+  f.clock.set(la(22, 1000))
+  const k = f.keys.guild(GUILD)
+
+  const dying = createRedis({ url: f.url, offlineQueue: true })
+  t.teardown(() => { dying.disconnect() })
+  const leaseMs = 300
+  const died = new DayCloser(dying, f.keys, { chunk: 20, leaseMs }).closeDue(GUILD).then((days) => days, () => 'died')
+  // It dies once its ranks step has kept change records (the first close gives every member its
+  // history index): what it leaves behind is what the next closer must not count twice.
+  for (let waited = 0; await f.raw.exists(k.histFresh) === 0; waited++) {
+    if (waited > 30_000) throw new Error('the close never reached its ranks step')
+    await sleep(1)
+  }
+  dying.disconnect()
+  t.equal(await died, 'died', 'the first closer died')
+  t.equal(await closedThrough(f), null, 'the day is not closed')
+  t.equal(await f.raw.exists(k.histFresh, k.histOrder), 2, 'its work in progress is left behind')
+  for (let waited = 0; await f.raw.exists(k.histLease) === 1; waited += 20) {
+    if (waited > 10 * leaseMs + 10_000) throw new Error('the lease never ended')
+    await sleep(20)
+  }
+
+  t.same(await new DayCloser(f.raw, f.keys).closeDue(GUILD), ['2026-11-21'], 'the next closer closes the day')
+  t.same(await new DayCloser(f.raw, f.keys).closeDue(OTHER), ['2026-11-21'])
+  t.equal(await f.raw.exists(k.histFresh, k.histOrder, k.histSnapshot), 0, 'nothing of the dead close is left')
+  const layout = async (guild: string): Promise<unknown> => [
+    await f.raw.getBuffer(f.keys.guild(guild).histRanksLatest), // the newest closed day's ranks
+    await f.raw.getBuffer(f.keys.histChanges(guild, '2026-11-21')),
+    (await f.reader.readStatsHistory(guild, 5)).value.data,
+    await Promise.all(['1000', '2500', '4999'].map(async (u) => (await f.reader.readMemberHistory(guild, u, 5)).value))
+  ]
+  const [resumed, whole] = [await layout(GUILD), await layout(OTHER)]
+  t.same(resumed, whole, 'ranks, change records, stats and members\' history as the whole close wrote them')
+  t.match(whole, [Buffer, Buffer, [{ date: '2026-11-21', total_members: 4001 }], [{ data: [{ date: '2026-11-21' }] }, {}, {}]], 'the day was closed with every member')
 })

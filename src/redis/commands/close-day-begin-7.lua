@@ -8,7 +8,7 @@
   KEYS[4] order       ZSET the day's touched members by history index, being built
   KEYS[5] ranks_day   STRING the day's ranks, being built
   KEYS[6] changes_day STRING the day's change records, being built
-  KEYS[7] fresh       STRING the change records of the members the close gives their index, being built
+  KEYS[7] fresh       HASH the change records of the members the close gives their index, being built
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms

@@ -17,7 +17,7 @@
   KEYS[10] day_gains   HASH the day's gains
   KEYS[11] day_start   HASH the day's day-start hash
   KEYS[12] version     STRING the server's data version
-  KEYS[13] fresh       STRING the change records of the members the close gave their index
+  KEYS[13] fresh       HASH the change records of the members the close gave their index
 
   ARGV[1] the caller's lease token
   ARGV[2] the day (YYYY-MM-DD)
