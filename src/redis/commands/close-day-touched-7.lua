@@ -3,7 +3,7 @@
   once the day ended), put in order of history index for the change records; and the day's
   activity, counted over the members on the visible board at its end that gained XP (the day's
   gains hold only those). A member `order` holds already is skipped: the ranks step put in those
-  it gave an index, with their activity (close-day-ranks-10.lua), and HSCAN may give a member
+  it gave an index, with their activity (close-day-ranks-11.lua), and HSCAN may give a member
   twice (when the hash is resized during the walk). So a member without a history index goes in
   too, below every index (NO_INDEX), where the changes step skips it.
 
