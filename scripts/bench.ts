@@ -1,7 +1,7 @@
 // `npm run bench`: the service side by side with a bare Fastify route serving byte-identical
 // answers, in one run, with the Redis CPU each request costs beside its throughput.
 //
-//   npm run bench -- [--members N] [--scale] [--duration S] [--rounds R] [--connections C] [--only TEXT,...] [--json FILE]
+//   npm run bench -- [--members N] [--scale] [--duration S] [--rounds R] [--connections C] [--only TEXT,... [--exact]] [--json FILE]
 //
 // It starts its own redis-server (AOF on, as deployed), seeds one server through the bulk write
 // path (timed: members/s), runs the built service (`node dist/server.js`, as users run it, at
@@ -49,6 +49,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '50' },
     // Only the endpoints whose label has one of these words (comma-separated), e.g. "limit=10,member,304".
     only: { type: 'string' },
+    // --only's items are whole labels ("leaderboard limit=10,member,stats"): the rows a budget names, and no other row with one of their words.
+    exact: { type: 'boolean', default: false },
     json: { type: 'string', default: 'bench-results.json' }
   }
 })
@@ -243,7 +245,7 @@ async function main (cleanups: Cleanups): Promise<void> {
   for (const base of [serviceBase, uncachedBase, peerBase, floorBase, headersBase, bareBase]) await cannon(base, endpoints[0] as Endpoint, 2) // warm-up
 
   const only = args.only?.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => e.label.split(' ').includes(word)))
+  const chosen = only === undefined ? endpoints : endpoints.filter((e) => only.some((word) => args.exact ? e.label === word : e.label.split(' ').includes(word)))
   const rows: Row[] = []
   for (const e of chosen) {
     // A writer awarding XP to one member of the board through the row's runs, if the row has one.
