@@ -70,6 +70,8 @@ interface Endpoint {
   apiKeys?: string[]
   /** XP awards made to the server per second while the row runs (a busy server: its data version moves). */
   writesPerSecond?: number
+  /** The fused peer serves the contract's `/api/v1` reads only: false for the public routes, which it would answer 404. */
+  peer?: false
 }
 
 interface Run {
@@ -94,11 +96,12 @@ interface Row {
   /** headers / bare: what the header lines alone leave. */
   headersRatio: number
   redisUsPerRequest: number
-  /** The fused peer (scripts/bench-peer-server.ts). */
-  peer: Run
-  /** service / peer, the median of the rounds' ratios. */
-  peerRatio: number
-  peerRedisUsPerRequest: number
+  /** The fused peer (scripts/bench-peer-server.ts), for the rows it serves. */
+  peer?: Run & {
+    /** service / peer, the median of the rounds' ratios. */
+    ratio: number
+    redisUsPerRequest: number
+  }
   /** The service with its response cache off; ratio: the median of its rounds' ratios to the bare route. */
   uncached?: Run & { ratio: number, redisUsPerRequest: number }
 }
@@ -218,11 +221,11 @@ async function main (cleanups: Cleanups): Promise<void> {
     { label: 'member history days=30', path: `${api}/members/${member}/history?days=30`, headers: auth },
     { label: 'stats history days=30', path: `${api}/stats/history?days=30`, headers: auth },
     { label: 'stats', path: `${api}/stats`, headers: auth },
-    { label: 'public leaderboard limit=10', path: '/public/v1/bench/leaderboard?limit=10' },
-    { label: 'public leaderboard limit=100', path: '/public/v1/bench/leaderboard?limit=100' },
-    { label: 'public member', path: `/public/v1/bench/members/${member}` },
-    { label: 'public page limit=100 gzip', path: '/p/bench?limit=100', headers: { 'accept-encoding': 'gzip' } },
-    { label: 'public card.svg', path: `/public/v1/bench/members/${member}/card.svg` }
+    { label: 'public leaderboard limit=10', path: '/public/v1/bench/leaderboard?limit=10', peer: false },
+    { label: 'public leaderboard limit=100', path: '/public/v1/bench/leaderboard?limit=100', peer: false },
+    { label: 'public member', path: `/public/v1/bench/members/${member}`, peer: false },
+    { label: 'public page limit=100 gzip', path: '/p/bench?limit=100', headers: { 'accept-encoding': 'gzip' }, peer: false },
+    { label: 'public card.svg', path: `/public/v1/bench/members/${member}/card.svg`, peer: false }
   ]
   const first = await fetch(serviceBase + (endpoints[0]?.path ?? ''), { headers: auth })
   const etag = first.headers.get('etag')
@@ -286,9 +289,11 @@ async function main (cleanups: Cleanups): Promise<void> {
         uncachedRuns.push(uncachedRun)
         uncachedRedisUs += uncachedUs
       }
-      const [peerRun, peerUs] = await measured(peerBase)
-      peerRuns.push(peerRun)
-      peerRedisUs += peerUs
+      if (e.peer !== false) {
+        const [peerRun, peerUs] = await measured(peerBase)
+        peerRuns.push(peerRun)
+        peerRedisUs += peerUs
+      }
       floorRuns.push(await cannon(floorBase, e, SECONDS))
       headersRuns.push(await cannon(headersBase, e, SECONDS))
       bareRuns.push(await cannon(bareBase, e, SECONDS))
@@ -303,10 +308,11 @@ async function main (cleanups: Cleanups): Promise<void> {
       ratio: medianRatio(serviceRuns, bareRuns),
       floorRatio: medianRatio(floorRuns, bareRuns),
       headersRatio: medianRatio(headersRuns, bareRuns),
-      redisUsPerRequest: redisUs / service.requests,
-      peer: combine(peerRuns),
-      peerRatio: medianRatio(serviceRuns, peerRuns),
-      peerRedisUsPerRequest: peerRedisUs / combine(peerRuns).requests
+      redisUsPerRequest: redisUs / service.requests
+    }
+    if (peerRuns.length > 0) {
+      const peer = combine(peerRuns)
+      row.peer = { ...peer, ratio: medianRatio(serviceRuns, peerRuns), redisUsPerRequest: peerRedisUs / peer.requests }
     }
     if (uncachedRuns.length > 0) {
       const uncached = combine(uncachedRuns)
@@ -320,9 +326,10 @@ async function main (cleanups: Cleanups): Promise<void> {
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     const u = r.uncached
+    const p = r.peer
     console.log(`| ${r.label} | ${fmt(r.service.rps)} | ${fmt(r.bare.rps)} | ${fmt(r.ratio, 2)} | ${fmt(r.headersRatio, 2)} | ${fmt(r.floorRatio, 2)} | ${r.service.p50} / ${r.service.p99} | ${fmt(r.redisUsPerRequest, 1)} | ` +
-      `${fmt(r.peer.rps)} | ${fmt(r.peerRatio, 2)} | ${fmt(r.peerRedisUsPerRequest, 1)} | ` +
-      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.ratio, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + r.peer.bad + (u?.bad ?? 0)} |`)
+      `${p === undefined ? '-' : fmt(p.rps)} | ${p === undefined ? '-' : fmt(p.ratio, 2)} | ${p === undefined ? '-' : fmt(p.redisUsPerRequest, 1)} | ` +
+      `${u === undefined ? '-' : fmt(u.rps)} | ${u === undefined ? '-' : fmt(u.ratio, 2)} | ${u === undefined ? '-' : u.p99} | ${u === undefined ? '-' : fmt(u.redisUsPerRequest, 1)} | ${r.service.bad + r.floor.bad + r.headers.bad + r.bare.bad + (p?.bad ?? 0) + (u?.bad ?? 0)} |`)
   }
   const byLabel = (label: string): Row | undefined => rows.find((r) => r.label === label)
   const top = byLabel('leaderboard limit=100')
