@@ -111,24 +111,48 @@ t.test('a step\'s calls read as many members as callMs holds at its lowest recen
 })
 
 t.test('a day that touched members with a history index and members given theirs by its close: one change record each, in index order, with its XP at the day\'s start and its gain', async (t) => {
-  const { clock, keys, redis, writer } = await clocked(t)
+  const { clock, server, keys, redis, writer } = await clocked(t)
   const award = async (userId: string, xp: number): Promise<unknown> => await writer.awardXp({ guildId: GUILD, userId, xp })
   await writer.configureGuild(GUILD, { season: { every: 'none', timezone: 'UTC' } })
   await award('1', 1)
   clock.set(day21 + 1000)
-  // The 21st: 40 members, each given its index by the 21st's close.
-  await writer.bulkSetMembers(GUILD, Array.from({ length: 40 }, (_, i) => ({ userId: String(100 + i), xp: 1000 + 10 * i })))
+  // The 21st: 1,000 members, each given its index by the 21st's close (a day-start hash past the
+  // size Redis keeps as a listpack, which HSCAN reads whole).
+  await writer.bulkSetMembers(GUILD, Array.from({ length: 1000 }, (_, i) => ({ userId: String(100 + i), xp: 1000 + 10 * i })))
+  t.equal(await redis.object('ENCODING', keys.dayStart(GUILD, '2026-11-21')), 'hashtable')
   clock.set(day21 + 86_400_000 + 1000)
-  const closer = new DayCloser(redis, keys, { chunk: 3 })
-  t.same(await closer.closeDue(GUILD), ['2026-11-21'])
+  const closer = new DayCloser(redis, keys, { chunk: 50 })
+  const base = new Redis(server.url)
+  const monitor = await monitorOf(base)
+  t.teardown(() => { monitor.disconnect(); base.disconnect() })
+  /** Closes `day`, and counts its touched step's calls (the close's script with 7 keys whose second is the day's day-start hash). */
+  const touchedCalls = async (day: string): Promise<number> => {
+    let calls = 0
+    const count = (_time: string, args: string[]): void => {
+      const command = args[0]?.toLowerCase()
+      if ((command === 'eval' || command === 'evalsha') && args[2] === '7' && args[4] === keys.dayStart(GUILD, day)) calls++
+    }
+    monitor.on('monitor', count)
+    t.same(await closer.closeDue(GUILD), [day])
+    // Redis feeds MONITOR in the order it runs commands: once this shows, the close's calls have.
+    await new Promise<void>((resolve) => {
+      monitor.on('monitor', (_time: string, args: string[]) => { if (args[0]?.toLowerCase() === 'echo' && args[1] === day) resolve() })
+      base.echo(day).catch(() => {})
+    })
+    monitor.off('monitor', count)
+    return calls
+  }
+  // The ranks step puts every member the 21st touched into the order: the touched step finds
+  // nothing to add, and says so at once.
+  t.equal(await touchedCalls('2026-11-21'), 1, 'the first close: one touched call')
   // The 22nd: five of them gain, one is set, and 30 new members come (a few a chunk, both kinds in the chunks).
   const olds = new Map([['105', 7], ['110', 0], ['120', 3], ['131', 9], ['139', 2]])
   for (const [userId, xp] of olds) if (xp > 0) await award(userId, xp)
   await writer.setXp({ guildId: GUILD, userId: '110', xp: 5 })
-  const news = Array.from({ length: 30 }, (_, i) => [String(500 + i), 1 + i * 200] as const)
+  const news = Array.from({ length: 30 }, (_, i) => [String(5000 + i), 1 + i * 200] as const)
   for (const [userId, xp] of news) await award(userId, xp)
   clock.set(day21 + 2 * 86_400_000 + 1000)
-  t.same(await closer.closeDue(GUILD), ['2026-11-22'])
+  t.ok(await touchedCalls('2026-11-22') >= 1, 'the next: the touched step walks the members with an index')
 
   const records = await redis.hgetall(keys.guild(GUILD).members)
   const indexOf = (userId: string): number => Number((records[boardMember(userId)] ?? '').split('\x1f')[1])

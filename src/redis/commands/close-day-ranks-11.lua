@@ -2,7 +2,10 @@
   Close, the ranks: a chunk of the snapshot in rank order. Each member's rank at the day's end is
   written at its history index (3 bytes, big-endian; 0 is no rank, and so is a rank past 2^24 - 1,
   which does not fit); a member without an index is given the next one (its record keeps it). A
-  member whose record is gone (removed since) is ranked but has no index to keep a rank at.
+  member whose record is gone (removed since) is ranked but has no index to keep a rank at. The
+  indexes a call gives follow on from each other, so their ranks are written as one run of bytes
+  (SETRANGE): a server's first close gives every member its index, and a BITFIELD operation per
+  member parsed four arguments each.
 
   A member given its index here that the day touched goes into `order` now, with the day's
   activity it adds, and its change record goes into `fresh`: its index is above every index
@@ -53,8 +56,8 @@ if u > 0 then
 end
 local bitfield, b = { 'OVERFLOW', 'FAIL' }, 2
 local fresh, f = {}, 0
-local given, given_index, g = {}, {}, 0
-local next_index
+local given, given_index, given_ranks, g = {}, {}, {}, 0
+local next_index, first_given
 local xp_sum, with_xp = 0, 0
 for i = 1, m do
   local xp = tonumber(flat[2 * i])
@@ -64,26 +67,31 @@ for i = 1, m do
   if record then
     local index = record_index_digits(record)
     if index == '' then
-      next_index = next_index or tonumber(redis.call('HGET', KEYS[2], 'next_index') or '0')
-      index = int(next_index)
+      if not next_index then
+        next_index = tonumber(redis.call('HGET', KEYS[2], 'next_index') or '0')
+        first_given = next_index
+      end
       g = g + 1
       given[g] = members[i]
       given_index[g] = next_index
+      given_ranks[g] = pack_rank(first + i)
       next_index = next_index + 1
       fresh[f + 1] = members[i]
-      fresh[f + 2] = with_index(record, index)
+      fresh[f + 2] = with_index(record, int(given_index[g]))
       f = f + 2
+    else
+      bitfield[b + 1] = 'SET'
+      bitfield[b + 2] = 'u24'
+      bitfield[b + 3] = '#' .. index
+      bitfield[b + 4] = first + i
+      b = b + 4
     end
-    bitfield[b + 1] = 'SET'
-    bitfield[b + 2] = 'u24'
-    bitfield[b + 3] = '#' .. index
-    bitfield[b + 4] = first + i
-    b = b + 4
   end
 end
 if f > 0 then
   redis.call('HSET', KEYS[4], unpack(fresh, 1, f))
   redis.call('HSET', KEYS[2], 'next_index', int(next_index))
+  redis.call('SETRANGE', KEYS[5], RANK_BYTES * first_given, table.concat(given_ranks))
 end
 if b > 2 then redis.call('BITFIELD', KEYS[5], unpack(bitfield, 1, b)) end
 local active, gained = 0, 0

@@ -5,7 +5,10 @@
   gains hold only those). A member `order` holds already is skipped: the ranks step put in those
   it gave an index, with their activity (close-day-ranks-11.lua), and HSCAN may give a member
   twice (when the hash is resized during the walk). So a member without a history index goes in
-  too, below every index (NO_INDEX), where the changes step skips it.
+  too, below every index (NO_INDEX), where the changes step skips it. `order` holds only members
+  of the day-start hash, so when it holds as many as the hash, the walk has nothing to add (a
+  day that touched only members without an index, as a server's first close does): the first
+  call says it is done.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] day_start HASH board member -> visible xp before its first change in the day
@@ -26,6 +29,7 @@
 --- @include "history"
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
+if ARGV[3] == '0' and redis.call('ZCARD', KEYS[7]) >= redis.call('HLEN', KEYS[2]) then return { CLOSE_DONE, '0', 0, 0 } end
 local scan = redis.call('HSCAN', KEYS[2], ARGV[3], 'COUNT', ARGV[4])
 local fields = scan[2]
 local found, f = {}, 0

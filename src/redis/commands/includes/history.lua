@@ -92,6 +92,16 @@ local function with_index (record, index)
   return string.sub(record, 1, cut - 1) .. make_extension(tonumber(index), display, avatar)
 end
 
+-- A closed day's rank at a history index: 3 bytes, big-endian; 0 is no rank, and so is a rank
+-- that does not fit (BITFIELD's OVERFLOW FAIL leaves it 0 too).
+local RANK_BYTES = 3
+local NO_RANK_PAST = 16777215 -- 2^24 - 1
+
+local function pack_rank (rank)
+  if rank > NO_RANK_PAST then return '\0\0\0' end
+  return struct.pack('>I3', rank)
+end
+
 -- A closed day's change record: the history index (3 bytes), the visible XP at the day's start
 -- (5 bytes; all ones: not visible) and the XP gained (5 bytes), big-endian.
 local CHANGE_BYTES = 13
