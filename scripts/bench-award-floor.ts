@@ -7,6 +7,8 @@
 //
 // - "boards": the board's `ZADD XX INCR` (or `ZADD` for a member new to it) and the week's and
 //   the month's `ZINCRBY`, nothing else: the three sorted sets every award updates;
+// - the same updates made by one `ZMSCORE` and one `ZADD` a board a call (whether the commands'
+//   own overhead, paid per award, is what costs, or the skip lists' walks);
 // - "boards + cooldown and cap": also, per award, the cooldown's and the day's gains' `HGET`s,
 //   and per call one `HSET` of the call's cooldowns and one of its day's gains, as award-batch
 //   writes them (includes/cooldowns.lua, includes/calendar-counting.lua).
@@ -17,7 +19,7 @@
 // Awards/s here are Redis's alone: the bench process only draws ids and waits.
 import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
-import { benchRedis, redisCpuUs, runBenchmark } from './run-benchmark.js'
+import { benchRedis, type Cleanups, redisCpuUs, runBenchmark } from './run-benchmark.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -59,12 +61,12 @@ for i = 1, #ARGV, 2 do
 end
 for b = 1, 3 do
   local scores = redis.call('ZMSCORE', KEYS[b], unpack(members))
-  local pairs = {}
+  local scored = {}
   for j = 1, m do
-    pairs[2 * j - 1] = (tonumber(scores[j]) or 0) + gains[j]
-    pairs[2 * j] = members[j]
+    scored[2 * j - 1] = (tonumber(scores[j]) or 0) + gains[j]
+    scored[2 * j] = members[j]
   end
-  redis.call('ZADD', KEYS[b], unpack(pairs))
+  redis.call('ZADD', KEYS[b], unpack(scored))
 end
 return n
 `
@@ -97,7 +99,7 @@ const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maxim
 
 interface Variant { name: string, sha: string, keys: string[], now: boolean, rounds: Array<{ rate: number, cpu: number, applied: number }> }
 
-async function main (cleanups: Parameters<Parameters<typeof runBenchmark>[0]>[0]): Promise<void> {
+async function main (cleanups: Cleanups): Promise<void> {
   const { redis } = await benchRedis(cleanups, 'award-floor')
   const load = async (body: string): Promise<string> => await redis.script('LOAD', body) as string
   const keys = (tag: string, n: number): string[] => ['board', 'week', 'month', 'cooldowns', 'gains'].slice(0, n).map((k) => `floor:{${tag}}:${k}`)
