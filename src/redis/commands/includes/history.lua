@@ -84,12 +84,13 @@ local function record_index (record)
   return tonumber(record_index_digits(record))
 end
 
--- The record with `index` (its digits) set.
+-- The record with `index` (its digits) set. A record with no extension yet (most, at a server's
+-- first close) has no names to keep.
 local function with_index (record, index)
   local cut = string.find(record, '\31', 1, true)
-  if not cut then return record .. '\31' .. index .. '\31\31' end
+  if not cut then return record .. make_extension(index, '', '') end
   local _, display, avatar = extension_parts(string.sub(record, cut))
-  return string.sub(record, 1, cut - 1) .. make_extension(tonumber(index), display, avatar)
+  return string.sub(record, 1, cut - 1) .. make_extension(index, display, avatar)
 end
 
 -- A closed day's rank at a history index: 3 bytes, big-endian; 0 is no rank, and so is a rank
