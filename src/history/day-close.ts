@@ -17,6 +17,9 @@ import { shiftDay, zonedDay } from '../calendar/zoned.js'
 import type { GuildSettings } from '../settings/settings.js'
 import { parseSettings } from '../settings/settings.js'
 
+/** Members (or fields) a script call reads at most by default, and where each step's pace starts. */
+const DEFAULT_CHUNK = 250
+
 export interface DayCloseOptions {
   /**
    * The most members (or fields) a script call reads (default 250: the pace lowers it, never
@@ -52,7 +55,7 @@ export class ChunkPace {
   constructor (most: number, callMs: number) {
     this.#most = most
     this.#least = Math.min(16, most)
-    this.#count = Math.min(250, most)
+    this.#count = Math.min(DEFAULT_CHUNK, most)
     this.#callMs = callMs
   }
 
@@ -129,7 +132,7 @@ export class DayCloser {
   constructor (redis: RedisClient, keys: KeyBuilder, options: DayCloseOptions = {}) {
     this.#redis = redis
     this.#keys = keys
-    this.#chunk = options.chunk ?? 250
+    this.#chunk = options.chunk ?? DEFAULT_CHUNK
     this.#callMs = options.callMs ?? 1
     this.#leaseMs = options.leaseMs ?? 30_000
   }
