@@ -243,23 +243,20 @@ async function benchAwards (cleanups: Cleanups, server: RedisServer, clock: Fake
   console.log(`median ratio: ${fmt(median(ratios), 3)} (range ${fmt(Math.min(...ratios), 3)} to ${fmt(Math.max(...ratios), 3)}); load ${load()}\n`)
 }
 
-async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeClock): Promise<void> {
-  const GUILD = '600000000000000001'
-  const keys = new KeyBuilder('lb')
-  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
-  cleanups.push(async () => { redis.disconnect() })
-  // On a shared machine a batch of awards can wait many seconds for Redis's core: wait, rather than give up.
-  const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
-  const closer = new DayCloser(redis, keys, {
-    ...(args.chunk === undefined ? {} : { chunk: Number(args.chunk) }),
-    ...(args['call-ms'] === undefined ? {} : { callMs: Number(args['call-ms']) })
-  })
-  const k = keys.guild(GUILD)
+/** The close benches' server. */
+const CLOSE_GUILD = '600000000000000001'
 
+/**
+ * The close benches' first day: the server configured (a weekly season, `season_retention` 1),
+ * its crowd seeded, then every member awarded XP, so that the day's close touches every one.
+ * Returns the members' ids.
+ */
+async function firstDay (redis: RedisClient, writer: LeaderboardWriter, keys: KeyBuilder, clock: FakeClock): Promise<string[]> {
+  const k = keys.guild(CLOSE_GUILD)
   clock.set(START - 3_600_000)
-  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, seasonRetention: 1, historyDays: 30 })
+  await writer.configureGuild(CLOSE_GUILD, { season: { every: 'week', timezone: 'UTC' }, seasonRetention: 1, historyDays: 30 })
   let started = performance.now()
-  await seedGuild(writer, { guildId: GUILD, members: MEMBERS, seed: 'bench-history' })
+  await seedGuild(writer, { guildId: CLOSE_GUILD, members: MEMBERS, seed: 'bench-history' })
   console.log(`close: seeded ${fmt(MEMBERS)} members in ${fmt((performance.now() - started) / 1000, 1)} s; load ${load()}`)
   clock.set(START + 3_600_000)
   started = performance.now()
@@ -271,8 +268,24 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
     cursor = next
     for (let i = 0; i < flat.length; i += 2) members.push(userIdFromBoardMember(flat[i] as string))
   } while (cursor !== '0')
-  await awardAll(writer, GUILD, members)
+  await awardAll(writer, CLOSE_GUILD, members)
   console.log(`day 1: every member awarded XP in ${fmt((performance.now() - started) / 1000, 1)} s (the season's board holds ${fmt(await redis.zcard(k.seasonCurrent))})`)
+  return members
+}
+
+async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeClock): Promise<void> {
+  const GUILD = CLOSE_GUILD
+  const keys = new KeyBuilder('lb')
+  const redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
+  cleanups.push(async () => { redis.disconnect() })
+  // On a shared machine a batch of awards can wait many seconds for Redis's core: wait, rather than give up.
+  const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
+  const closer = new DayCloser(redis, keys, {
+    ...(args.chunk === undefined ? {} : { chunk: Number(args.chunk) }),
+    ...(args['call-ms'] === undefined ? {} : { callMs: Number(args['call-ms']) })
+  })
+  const k = keys.guild(GUILD)
+  const members = await firstDay(redis, writer, keys, clock)
   const membersHashBefore = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
 
   console.log('| day closed | season end: ms (Redis CPU ms), SLOWLOG | close: ms | Redis CPU ms | script calls | Redis CPU per call, ms (mean) | SLOWLOG | load |')
@@ -318,7 +331,7 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
 
   // What history keeps: every key of the server's history, per member per day kept.
   const histKeys: string[] = []
-  cursor = '0'
+  let cursor = '0'
   do {
     const [next, found] = await redis.scan(cursor, 'MATCH', `${k.hist}*`, 'COUNT', 1000)
     cursor = next
@@ -350,7 +363,7 @@ interface Closer { closeDue: (guildId: string) => Promise<string[]> }
 type CloserKind = 'this' | 'baseline'
 
 async function benchCloseCompare (cleanups: Cleanups, server: RedisServer, clock: FakeClock, commit: string): Promise<void> {
-  const GUILD = '600000000000000001'
+  const GUILD = CLOSE_GUILD
   const keys = new KeyBuilder('lb')
   const baselineDir = extractCommit(cleanups, commit)
   const before = {
@@ -368,18 +381,7 @@ async function benchCloseCompare (cleanups: Cleanups, server: RedisServer, clock
   }
   let redis = createRedis({ url: server.url, offlineQueue: true, commandTimeoutMs: 60_000 })
   const writer = new LeaderboardWriter(redis, keys, { settleTimeoutMs: 600_000 })
-  clock.set(START - 3_600_000)
-  await writer.configureGuild(GUILD, { season: { every: 'week', timezone: 'UTC' }, seasonRetention: 1, historyDays: 30 })
-  await seedGuild(writer, { guildId: GUILD, members: MEMBERS, seed: 'bench-history' })
-  clock.set(START + 3_600_000)
-  const members: string[] = []
-  let cursor = '0'
-  do {
-    const [next, flat] = await redis.zscan(keys.guild(GUILD).board, cursor, 'COUNT', 10_000)
-    cursor = next
-    for (let i = 0; i < flat.length; i += 2) members.push(userIdFromBoardMember(flat[i] as string))
-  } while (cursor !== '0')
-  await awardAll(writer, GUILD, members)
+  const members = await firstDay(redis, writer, keys, clock)
   // The two days' data, each saved before its close.
   const saved = (name: string): string => join(server.dir, `${name}.rdb`)
   const save = async (name: string): Promise<void> => {
@@ -431,8 +433,8 @@ async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-history-'))
   cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
   const clock = FakeClock.inDirectory(dir)
-  // As docker-compose.yml runs it: a big key that expires (an hour's operation ids after the clock
-  // moves a day) is freed by a background thread, not inside the close being measured.
+  // As docker-compose.yml runs it: a big key that expires as the bench moves its clock a day is
+  // freed by a background thread, not inside the close being measured.
   const server = await RedisServer.start(['--lazyfree-lazy-expire', 'yes'], clock.env())
   cleanups.push(async () => { await server.close() })
   const probe = createRedis({ url: server.url, offlineQueue: true })
