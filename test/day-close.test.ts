@@ -120,17 +120,30 @@ t.test('a day that touched members with a history index and members given theirs
   // size Redis keeps as a listpack, which HSCAN reads whole).
   await writer.bulkSetMembers(GUILD, Array.from({ length: 1000 }, (_, i) => ({ userId: String(100 + i), xp: 1000 + 10 * i })))
   t.equal(await redis.object('ENCODING', keys.dayStart(GUILD, '2026-11-21')), 'hashtable')
+  // Four of them gain; one of those is hidden before the day ends, and one removed after it
+  // ended: the day's activity is the three on the visible board at its end that gained.
+  const gains21 = new Map([['100', 5], ['101', 6], ['102', 7], ['103', 8]])
+  for (const [userId, xp] of gains21) await award(userId, xp)
+  await writer.setVisibility({ guildId: GUILD, userId: '103', visible: false, reason: 'opted_out' })
   clock.set(day21 + 86_400_000 + 1000)
+  await writer.removeMember({ guildId: GUILD, userId: '102' })
   const closer = new DayCloser(redis, keys, { chunk: 50 })
   const base = new Redis(server.url)
   const monitor = await monitorOf(base)
   t.teardown(() => { monitor.disconnect(); base.disconnect() })
-  /** Closes `day`, and counts its touched step's calls (the close's script with 7 keys whose second is the day's day-start hash). */
+  let orderWrites = 0
+  /**
+   * Closes `day`, and counts its touched step's calls (the close's script with 8 keys whose second
+   * is the day's day-start hash); `orderWrites` counts the commands (a script's too) that write the
+   * close's order set.
+   */
   const touchedCalls = async (day: string): Promise<number> => {
     let calls = 0
+    orderWrites = 0
     const count = (_time: string, args: string[]): void => {
       const command = args[0]?.toLowerCase()
-      if ((command === 'eval' || command === 'evalsha') && args[2] === '7' && args[4] === keys.dayStart(GUILD, day)) calls++
+      if ((command === 'eval' || command === 'evalsha') && args[2] === '8' && args[4] === keys.dayStart(GUILD, day)) calls++
+      if (command === 'zadd' && args[1] === keys.guild(GUILD).histOrder) orderWrites++
     }
     monitor.on('monitor', count)
     t.same(await closer.closeDue(GUILD), [day])
@@ -142,9 +155,20 @@ t.test('a day that touched members with a history index and members given theirs
     monitor.off('monitor', count)
     return calls
   }
-  // The ranks step puts every member the 21st touched into the order: the touched step finds
-  // nothing to add, and says so at once.
+  // No member had a history index before the first close: its ranks step gives every member on
+  // the visible board theirs and keeps the records of those the day touched, so the touched step
+  // has nothing to add (not the hidden member, nor the removed one), and says so at once; nothing
+  // goes into the order set.
   t.equal(await touchedCalls('2026-11-21'), 1, 'the first close: one touched call')
+  t.equal(orderWrites, 0, 'the first close writes no order set')
+  const [active21, gained21] = (await redis.hget(keys.guild(GUILD).histStats, '2026-11-21'))?.split(':').slice(2).map(Number) ?? []
+  t.same([active21, gained21], [3, 5 + 6 + 7], 'the 21st\'s activity: the members on its visible board at its end that gained')
+  const records21 = await redis.hgetall(keys.guild(GUILD).members)
+  const changes21 = await redis.getBuffer(keys.histChanges(GUILD, '2026-11-21')) ?? Buffer.alloc(0)
+  t.equal(changes21.length, 13 * 998, 'a change record for each member the 21st touched that has an index: not the hidden one, nor the removed one')
+  const index100 = Number((records21[boardMember('100')] ?? '').split('\x1f')[1])
+  const at = changes21.findIndex((_, i) => i % 13 === 0 && changes21.readUIntBE(i, 3) === index100)
+  t.same([changes21.readUIntBE(at + 3, 5), changes21.readUIntBE(at + 8, 5)], [2 ** 40 - 1, 5], 'its XP at the day\'s start (none: new that day) and its gain')
   // The 22nd: five of them gain, one is set, and 30 new members come (a few a chunk, both kinds in the chunks).
   const olds = new Map([['105', 7], ['110', 0], ['120', 3], ['131', 9], ['139', 2]])
   for (const [userId, xp] of olds) if (xp > 0) await award(userId, xp)
@@ -152,8 +176,10 @@ t.test('a day that touched members with a history index and members given theirs
   const news = Array.from({ length: 30 }, (_, i) => [String(5000 + i), 1 + i * 200] as const)
   for (const [userId, xp] of news) await award(userId, xp)
   clock.set(day21 + 2 * 86_400_000 + 1000)
-  // The touched step must walk this day's members with an index: the change records below hold them.
-  t.same(await closer.closeDue(GUILD), ['2026-11-22'])
+  // The touched step must walk this day's members with an index: the change records below hold
+  // them. The ones given theirs by this close go into the order set with the others.
+  await touchedCalls('2026-11-22')
+  t.ok(orderWrites > 0, 'a later close writes its order set')
 
   const records = await redis.hgetall(keys.guild(GUILD).members)
   const indexOf = (userId: string): number => Number((records[boardMember(userId)] ?? '').split('\x1f')[1])

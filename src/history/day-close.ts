@@ -257,7 +257,7 @@ export class DayCloser {
       stats.activeMembers += Number(reply[4] ?? 0)
       stats.xpGained += BigInt(reply[5] ?? 0)
     })) return 'busy'
-    if (!await scanWith('closeDayTouched', { dayStart, day: dayBoard, dayGains, members: k.members, snapshot: k.histSnapshot, order: k.histOrder }, (reply) => {
+    if (!await scanWith('closeDayTouched', { dayStart, day: dayBoard, dayGains, members: k.members, snapshot: k.histSnapshot, order: k.histOrder, fresh: k.histFresh }, (reply) => {
       stats.activeMembers += Number(reply[2] ?? 0)
       stats.xpGained += BigInt(reply[3] ?? 0)
     })) return 'busy'

@@ -70,7 +70,7 @@ export const WRITE_SCRIPTS = {
     argv: ['token', 'leaseMs', 'first', 'count']
   },
   closeDayTouched: {
-    keys: ['lease', 'dayStart', 'day', 'dayGains', 'members', 'snapshot', 'order'],
+    keys: ['lease', 'dayStart', 'day', 'dayGains', 'members', 'snapshot', 'order', 'fresh'],
     argv: ['token', 'leaseMs', 'cursor', 'count']
   },
   closeDayChanges: {

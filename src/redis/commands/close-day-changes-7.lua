@@ -4,8 +4,9 @@
   gained) at its position in `order`, so that a member's record is found by binary search. The
   string is sized for every record by its first chunks (grow_to, includes/history.lua): grown
   only as each chunk needs, Redis would keep up to as much again spare (it grows a string by
-  doubling it, and by 1 MB past 1 MB). The members the close gave their index are the last of
-  `order`, and their records are in `fresh` (close-day-ranks-11.lua): copied, not read again.
+  doubling it, and by 1 MB past 1 MB). The members the close gave their index come last (the
+  last of `order`, or in a first close not in it), and their records are in `fresh`
+  (close-day-ranks-11.lua): copied, not read again.
 
   KEYS[1] lease       STRING the closing lease
   KEYS[2] order       ZSET the touched members by history index
@@ -13,7 +14,7 @@
   KEYS[4] day_gains   HASH board member -> xp gained in the day
   KEYS[5] day_start   HASH board member -> visible xp before its first change in the day
   KEYS[6] changes_day STRING the day's change records, being built
-  KEYS[7] fresh       HASH the change records of the members the close gave their index (the last of `order`), by the number of records before them
+  KEYS[7] fresh       HASH the change records of the members the close gave their index (the last of `order`), by the number of records before them; `from`, `n`
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -27,10 +28,13 @@
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first, count = tonumber(ARGV[3]), tonumber(ARGV[4])
 local unindexed = redis.call('ZCOUNT', KEYS[2], '-inf', '(0')
-local indexed = redis.call('ZCARD', KEYS[2]) - unindexed
--- The members of `order` that had their index before this close: the others, the last ones,
--- have their records in `fresh` already.
-local before = indexed - tonumber(redis.call('HGET', KEYS[7], 'n') or '0')
+local from, given = unpack(redis.call('HMGET', KEYS[7], 'from', 'n'))
+given = tonumber(given or '0')
+-- The members of `order` that had their index before this close: the others, the last ones, have
+-- their records in `fresh` already (and are not in `order` in a first close).
+local before = redis.call('ZCARD', KEYS[2]) - unindexed
+if from ~= '0' then before = before - given end
+local indexed = before + given
 local parts, written = {}, 0
 if first < before then
   local flat, members, m = chunk_at(KEYS[2], unindexed + first, math.min(count, before - first))

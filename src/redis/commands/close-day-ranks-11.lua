@@ -7,14 +7,19 @@
   (SETRANGE): a server's first close gives every member its index, and a BITFIELD operation per
   member parsed four arguments each.
 
-  A member given its index here that the day touched goes into `order` now, with the day's
-  activity it adds, and its change record goes into `fresh`: its index is above every index
-  given before, and the chunks come in order, so it goes in at the tail of `order`, where the
-  touched step's walk in hash order would put each at a random place (most of a first close's
-  time, when the day touched every member), and `fresh` holds the last records of `order`, in its
-  order, for the changes step to copy: each call's as one field, named by the number of records
-  before it (`n` counts them), so that no call grows a string of megabytes (which Redis may copy
-  whole to grow it). The touched step skips the members `order` holds already.
+  A member given its index here that the day touched is counted in the day's activity now, and
+  its change record goes into `fresh`: its index is above every index given before, and the
+  chunks come in order, so its record follows every other's, and `fresh` holds these last
+  records in order for the changes step to copy: each call's as one field, named by the number of
+  records before it (`n` counts them), so that no call grows a string of megabytes (which Redis
+  may copy whole to grow it). It also goes into `order`, at its tail, for the touched step to
+  skip it: where the touched step's walk in hash order would put each at a random place. In a
+  server's first close (`from` in `fresh` is 0: no member had an index before it) it does not:
+  every member with an index then has its record in `fresh`, the touched step has nothing to
+  add (close-day-touched-8.lua), and a million insertions into `order` are saved. A member the
+  snapshot holds whose record is gone, and who is off the board (removed since the day ended),
+  gets no index; in a first close its activity is counted here, which the touched step counts in
+  a later one.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] hist      HASH the server's history (`next_index`)
@@ -26,7 +31,7 @@
   KEYS[8] day       ZSET the day's gains as an earlier version kept them (read where it exists)
   KEYS[9] day_gains HASH board member -> xp gained in the day
   KEYS[10] order    ZSET the touched members by history index, being built
-  KEYS[11] fresh    HASH the change records of the members given their index here, being built
+  KEYS[11] fresh    HASH the change records of the members given their index here, being built (`from`: close-day-begin-7.lua)
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -44,16 +49,23 @@ local flat, members, m = chunk_at(KEYS[3], first, tonumber(ARGV[4]), true)
 if m == 0 then return { CLOSE_DONE, 0, 0, 0, 0, 0 } end
 local records = redis.call('HMGET', KEYS[4], unpack(members, 1, m))
 local unrecorded, u = missing_from(records, members, m)
+local gone, o = {}, 0
 if u > 0 then
   local on_board = redis.call('ZMSCORE', KEYS[6], unpack(unrecorded, 1, u))
   local j = 0
   for i = 1, m do
     if not records[i] then
       j = j + 1
-      if on_board[j] then records[i] = '::' end
+      if on_board[j] then
+        records[i] = '::'
+      else
+        o = o + 1
+        gone[o] = members[i]
+      end
     end
   end
 end
+local first_close = redis.call('HGET', KEYS[11], 'from') == '0'
 local bitfield, b = { 'OVERFLOW', 'FAIL' }, 2
 local fresh, f = {}, 0
 local given, given_index, given_ranks, g = {}, {}, {}, 0
@@ -95,6 +107,16 @@ if f > 0 then
 end
 if b > 2 then redis.call('BITFIELD', KEYS[5], unpack(bitfield, 1, b)) end
 local active, gained = 0, 0
+if first_close and o > 0 then
+  local gains = gains_of(KEYS[9], KEYS[8], gone, o)
+  for i = 1, o do
+    local xp = gains[i] and tonumber(gains[i]) or 0
+    if xp > 0 then
+      active = active + 1
+      gained = gained + xp
+    end
+  end
+end
 if g > 0 then
   local starts = redis.call('HMGET', KEYS[7], unpack(given, 1, g))
   local touched, starts_of, t = {}, {}, 0
@@ -120,7 +142,7 @@ if g > 0 then
       end
       packed[i] = pack_change(order[2 * i - 1], start_xp(starts_of[i]), xp)
     end
-    redis.call('ZADD', KEYS[10], unpack(order, 1, n))
+    if not first_close then redis.call('ZADD', KEYS[10], unpack(order, 1, n)) end
     local before = redis.call('HINCRBY', KEYS[11], 'n', t) - t
     redis.call('HSET', KEYS[11], int(before), table.concat(packed))
   end

@@ -7,8 +7,11 @@
   twice (when the hash is resized during the walk). So a member without a history index goes in
   too, below every index (NO_INDEX), where the changes step skips it. `order` holds only members
   of the day-start hash, so when it holds as many as the hash, the walk has nothing to add (a
-  day that touched only members without an index, as a server's first close does): the first
-  call says it is done.
+  day that touched only members without an index): the first call says it is done. So it does
+  in a server's first close (`from` in `fresh` is 0), where no member had an index before it:
+  the ranks step has counted the activity of every member on the visible board at the day's end
+  and kept the records of those with an index (close-day-ranks-11.lua), and a member it could
+  not give one (hidden, or removed since) would go in below every index, to be skipped.
 
   KEYS[1] lease     STRING the closing lease
   KEYS[2] day_start HASH board member -> visible xp before its first change in the day
@@ -17,6 +20,7 @@
   KEYS[5] members   HASH board member -> record
   KEYS[6] snapshot  ZSET the board at the day's end
   KEYS[7] order     ZSET the touched members by history index, being built
+  KEYS[8] fresh     HASH the close's own (`from`: close-day-begin-7.lua)
 
   ARGV[1] the caller's lease token
   ARGV[2] the lease's length, ms
@@ -29,7 +33,9 @@
 --- @include "history"
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
-if ARGV[3] == '0' and redis.call('ZCARD', KEYS[7]) >= redis.call('HLEN', KEYS[2]) then return { CLOSE_DONE, '0', 0, 0 } end
+if ARGV[3] == '0' and (redis.call('HGET', KEYS[8], 'from') == '0' or redis.call('ZCARD', KEYS[7]) >= redis.call('HLEN', KEYS[2])) then
+  return { CLOSE_DONE, '0', 0, 0 }
+end
 local scan = redis.call('HSCAN', KEYS[2], ARGV[3], 'COUNT', ARGV[4])
 local fields = scan[2]
 local found, f = {}, 0
