@@ -2,7 +2,7 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile] [--compare COMMIT]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile] [--compare COMMIT] [--pin]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
@@ -22,8 +22,14 @@
 // later one (A members touched), each run by this checkout's closer and by COMMIT's (extracted
 // from git), in turns (the order turning each round), R rounds (--rounds), each from the same data:
 // Redis is restarted from a dump saved before the close.
+// Each close also counts the times the OS took the core from Redis's main thread (its
+// nonvoluntary context switches): a call it was taken from runs longer by the time the core was
+// away, and SLOWLOG counts that time as the call's. --pin: Redis's main thread alone on the first
+// core (server_cpulist), its background threads (bio_cpulist) and this process on the second, as
+// a deployment that gives Redis a core of its own runs it (needs taskset).
+import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -56,7 +62,8 @@ const { values: args } = parseArgs({
     baseline: { type: 'string', default: BEFORE_HISTORY },
     'in-flight': { type: 'string', default: '100' },
     profile: { type: 'boolean', default: false },
-    compare: { type: 'string' }
+    compare: { type: 'string' },
+    pin: { type: 'boolean', default: false }
   }
 })
 const MEMBERS = Number(args.members)
@@ -77,6 +84,21 @@ async function redisCpuUs (redis: RedisClient): Promise<number> {
 
 type SlowEntry = [id: number, at: number, us: number, args: string[]]
 
+/** The bench's Redis (its process changes when --compare restarts it). */
+let benchServer: RedisServer | undefined
+
+/**
+ * How many times the OS has taken the core from Redis's main thread so far (its nonvoluntary
+ * context switches): a call it was taken from in the middle runs as much longer as the core was
+ * away, which SLOWLOG counts as the call's.
+ */
+function preemptions (): number {
+  const pid = benchServer?.pid
+  if (pid === undefined) return NaN
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8')
+  return Number(/^nonvoluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1] ?? NaN)
+}
+
 /** The scripts by SHA1, so that SLOWLOG's `evalsha` lines name theirs. */
 const scriptNames = new Map(scripts().map(({ name, lua }) => [createHash('sha1').update(lua).digest('hex'), name]))
 
@@ -90,20 +112,20 @@ async function scriptCalls (redis: RedisClient): Promise<number> {
  * over it (what the work cost Redis, however little of a core the machine gave it), the scripts it
  * called and what SLOWLOG caught.
  */
-async function watched<T> (redis: RedisClient, work: () => Promise<T>, profile = false): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[], profile: string }> {
+async function watched<T> (redis: RedisClient, work: () => Promise<T>, profile = false): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[], preempted: number, profile: string }> {
   await redis.config('SET', 'slowlog-log-slower-than', profile ? '0' : '5000')
   await redis.config('SET', 'slowlog-max-len', profile ? '2000000' : '128')
   await redis.slowlog('RESET')
-  const [cpuBefore, callsBefore] = [await redisCpuUs(redis), await scriptCalls(redis)]
+  const [cpuBefore, callsBefore, preemptedBefore] = [await redisCpuUs(redis), await scriptCalls(redis), preemptions()]
   const started = performance.now()
   const value = await work()
   const ms = performance.now() - started
-  const [cpuAfter, callsAfter] = [await redisCpuUs(redis), await scriptCalls(redis)]
-  if (!profile) return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: await redis.slowlog('GET', '128') as SlowEntry[], profile: '' }
+  const [cpuAfter, callsAfter, preempted] = [await redisCpuUs(redis), await scriptCalls(redis), preemptions() - preemptedBefore]
+  if (!profile) return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: await redis.slowlog('GET', '128') as SlowEntry[], preempted, profile: '' }
   const all = await redis.slowlog('GET', '-1') as SlowEntry[]
   await redis.config('SET', 'slowlog-log-slower-than', '5000')
   await redis.slowlog('RESET')
-  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: all.filter(([, , us]) => us > 5000), profile: scriptProfile(all) }
+  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: all.filter(([, , us]) => us > 5000), preempted, profile: scriptProfile(all) }
 }
 
 const commandName = ([command = '?', sha = '']: string[]): string =>
@@ -318,7 +340,7 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
     closeMs.push(close.ms)
     closeCpuMs.push(close.cpuMs)
     slowCalls += close.slow.length
-    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${fmt(close.cpuMs / close.calls, 2)} | ${describeSlow(close.slow)} | ${load()} |`)
+    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${fmt(close.cpuMs / close.calls, 2)} | ${describeSlow(close.slow)}; preempted ${fmt(close.preempted)} | ${load()} |`)
     if (close.profile !== '') console.log(`(each script, µs inside Redis as SLOWLOG logged them at 0 µs:)\n${close.profile}`)
     if (day === 1) {
       const membersHashAfter = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
@@ -420,7 +442,7 @@ async function benchCloseCompare (cleanups: Cleanups, server: RedisServer, clock
         seen.cpuMs.push(close.cpuMs)
         seen.slow.push(close.slow.length)
         figures.set(`${name} ${label}`, seen)
-        console.log(`| ${round + 1} | ${name} | ${label} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${describeSlow(close.slow)} | ${load()} |`)
+        console.log(`| ${round + 1} | ${name} | ${label} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${describeSlow(close.slow)}; preempted ${fmt(close.preempted)} | ${load()} |`)
       }
     }
   }
@@ -435,7 +457,12 @@ async function main (cleanups: Cleanups): Promise<void> {
   const clock = FakeClock.inDirectory(dir)
   // As docker-compose.yml runs it: a big key that expires as the bench moves its clock a day is
   // freed by a background thread, not inside the close being measured.
-  const server = await RedisServer.start(['--lazyfree-lazy-expire', 'yes'], clock.env())
+  // --pin: Redis's main thread on the first core, everything else (its background threads, this
+  // process's) on the second, so that no other thread takes the core from a call in the middle.
+  const pinned = args.pin ? ['--server_cpulist', '0', '--bio_cpulist', '1', '--aof_rewrite_cpulist', '1', '--bgsave_cpulist', '1'] : []
+  if (args.pin) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+  const server = await RedisServer.start(['--lazyfree-lazy-expire', 'yes', ...pinned], clock.env())
+  benchServer = server
   cleanups.push(async () => { await server.close() })
   const probe = createRedis({ url: server.url, offlineQueue: true })
   const version = /^redis_version:(\S+)/m.exec(await probe.info('server'))?.[1] ?? '?'
