@@ -2,7 +2,7 @@
 // whose clock the bench moves (the tests' LD_PRELOAD shim, test/helpers/fake-clock.c; needs a C
 // compiler), so that days and weeks pass in minutes.
 //
-//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile] [--compare COMMIT] [--pin]
+//   npm run bench:history -- [--members N] [--days D] [--active A] [--chunk C] [--call-ms M] [--rounds R] [--only awards|close] [--baseline COMMIT] [--in-flight N] [--profile] [--compare COMMIT] [--pin] [--return-memory]
 //
 // "awards": the Redis CPU of an award (INFO cpu, main thread, over the awards) with seasons and
 // history on (a weekly season, a closed day, so members carry a history index) against the same
@@ -13,7 +13,7 @@
 // "close": one server of N members (default 1,000,000), a weekly season and season_retention 1:
 // the first day every member is awarded XP, then each later day A random members (default
 // 100,000); at each midnight the season end (on Mondays) and the day's close run alone, each with
-// SLOWLOG at 5,000 µs reset before and read after, and timed; after D days (default 32, so that
+// SLOWLOG at 2,000 µs reset before and read after (the calls over 5 ms, and from 2 to 5 ms), and timed; after D days (default 32, so that
 // history_days 30 are kept) the MEMORY USAGE of every history key, per member per day kept.
 // --profile: each close also with every command logged (SLOWLOG at 0 µs), then each script's
 // calls, time inside Redis (mean, p99, max) and its commands' share; logging every command costs
@@ -26,7 +26,9 @@
 // nonvoluntary context switches): a call it was taken from runs longer by the time the core was
 // away, and SLOWLOG counts that time as the call's. --pin: Redis's main thread alone on the first
 // core (server_cpulist), its background threads (bio_cpulist) and this process on the second, as
-// a deployment that gives Redis a core of its own runs it (needs taskset).
+// a deployment that gives Redis a core of its own runs it (needs taskset). Redis runs as
+// docker-compose.yml runs it: lazy expiry, and jemalloc keeping the memory Redis frees
+// (--return-memory: its default decay, which hands it back to the kernel).
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -63,7 +65,8 @@ const { values: args } = parseArgs({
     'in-flight': { type: 'string', default: '100' },
     profile: { type: 'boolean', default: false },
     compare: { type: 'string' },
-    pin: { type: 'boolean', default: false }
+    pin: { type: 'boolean', default: false },
+    'return-memory': { type: 'boolean', default: false }
   }
 })
 const MEMBERS = Number(args.members)
@@ -83,6 +86,12 @@ async function redisCpuUs (redis: RedisClient): Promise<number> {
 }
 
 type SlowEntry = [id: number, at: number, us: number, args: string[]]
+
+/** Below the budget's 5 ms, the calls SLOWLOG also catches (µs): how near the budget the others came. */
+const NEAR_US = 2000
+
+/** jemalloc's options that keep the memory Redis frees, as docker-compose.yml sets them. */
+const KEEP_FREED = 'dirty_decay_ms:-1,muzzy_decay_ms:-1'
 
 /** The bench's Redis (its process changes when --compare restarts it). */
 let benchServer: RedisServer | undefined
@@ -108,24 +117,25 @@ async function scriptCalls (redis: RedisClient): Promise<number> {
 }
 
 /**
- * Runs `work` with SLOWLOG at 5,000 µs emptied before; returns its time, Redis's main-thread CPU
- * over it (what the work cost Redis, however little of a core the machine gave it), the scripts it
- * called and what SLOWLOG caught.
+ * Runs `work` with SLOWLOG at 2,000 µs (NEAR_US) emptied before; returns its time, Redis's
+ * main-thread CPU over it (what the work cost Redis, however little of a core the machine gave
+ * it), the scripts it called, what SLOWLOG caught over 5 ms and from 2 to 5 ms (its last 1,024),
+ * and the times the OS took the core from Redis.
  */
-async function watched<T> (redis: RedisClient, work: () => Promise<T>, profile = false): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[], preempted: number, profile: string }> {
-  await redis.config('SET', 'slowlog-log-slower-than', profile ? '0' : '5000')
-  await redis.config('SET', 'slowlog-max-len', profile ? '2000000' : '128')
+async function watched<T> (redis: RedisClient, work: () => Promise<T>, profile = false): Promise<{ value: T, ms: number, cpuMs: number, calls: number, slow: SlowEntry[], near: SlowEntry[], preempted: number, profile: string }> {
+  await redis.config('SET', 'slowlog-log-slower-than', profile ? '0' : String(NEAR_US))
+  await redis.config('SET', 'slowlog-max-len', profile ? '2000000' : '1024')
   await redis.slowlog('RESET')
   const [cpuBefore, callsBefore, preemptedBefore] = [await redisCpuUs(redis), await scriptCalls(redis), preemptions()]
   const started = performance.now()
   const value = await work()
   const ms = performance.now() - started
   const [cpuAfter, callsAfter, preempted] = [await redisCpuUs(redis), await scriptCalls(redis), preemptions() - preemptedBefore]
-  if (!profile) return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: await redis.slowlog('GET', '128') as SlowEntry[], preempted, profile: '' }
   const all = await redis.slowlog('GET', '-1') as SlowEntry[]
   await redis.config('SET', 'slowlog-log-slower-than', '5000')
   await redis.slowlog('RESET')
-  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow: all.filter(([, , us]) => us > 5000), preempted, profile: scriptProfile(all) }
+  const [slow, near] = [all.filter(([, , us]) => us > 5000), all.filter(([, , us]) => us > NEAR_US && us <= 5000)]
+  return { value, ms, cpuMs: (cpuAfter - cpuBefore) / 1000, calls: callsAfter - callsBefore, slow, near, preempted, profile: profile ? scriptProfile(all) : '' }
 }
 
 const commandName = ([command = '?', sha = '']: string[]): string =>
@@ -172,16 +182,26 @@ async function commandTimes (redis: RedisClient): Promise<string> {
 }
 
 /** SLOWLOG's entries by command (a script by its name), each with how many and the longest. */
-function describeSlow (slow: SlowEntry[]): string {
-  if (slow.length === 0) return 'SLOWLOG empty'
+/** The calls of 2 to 5 ms SLOWLOG caught (its commands' too): how near the budget the rest came. */
+/** SLOWLOG's entries by script (or command): how many each, and the longest. */
+function byName (entries: SlowEntry[]): string {
   const byCommand = new Map<string, { n: number, maxUs: number }>()
-  for (const [, , us, args] of slow) {
+  for (const [, , us, args] of entries) {
     const name = commandName(args)
     const seen = byCommand.get(name) ?? { n: 0, maxUs: 0 }
     byCommand.set(name, { n: seen.n + 1, maxUs: Math.max(seen.maxUs, us) })
   }
-  const parts = [...byCommand].sort((a, b) => b[1].n - a[1].n).map(([name, { n, maxUs }]) => `${name} ×${n} (max ${fmt(maxUs / 1000, 1)} ms)`)
-  return `SLOWLOG ${slow.length}${slow.length === 128 ? ' (its length: more were cut)' : ''}: ${parts.join(', ')}`
+  return [...byCommand].sort((a, b) => b[1].n - a[1].n).map(([name, { n, maxUs }]) => `${name} ×${n} (max ${fmt(maxUs / 1000, 1)} ms)`).join(', ')
+}
+
+function describeNear (near: SlowEntry[]): string {
+  if (near.length === 0) return 'none of 2 to 5 ms'
+  return `${near.length} of 2 to 5 ms: ${byName(near)}`
+}
+
+function describeSlow (slow: SlowEntry[]): string {
+  if (slow.length === 0) return 'SLOWLOG empty'
+  return `SLOWLOG ${slow.length}: ${byName(slow)}`
 }
 
 /** Random members of 1..pool, `count` of them (repeats allowed), as user ids. */
@@ -340,7 +360,7 @@ async function benchClose (cleanups: Cleanups, server: RedisServer, clock: FakeC
     closeMs.push(close.ms)
     closeCpuMs.push(close.cpuMs)
     slowCalls += close.slow.length
-    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${fmt(close.cpuMs / close.calls, 2)} | ${describeSlow(close.slow)}; preempted ${fmt(close.preempted)} | ${load()} |`)
+    console.log(`| ${close.value[0] ?? ''} | ${endCell} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${fmt(close.cpuMs / close.calls, 2)} | ${describeSlow(close.slow)}; ${describeNear(close.near)}; preempted ${fmt(close.preempted)} | ${load()} |`)
     if (close.profile !== '') console.log(`(each script, µs inside Redis as SLOWLOG logged them at 0 µs:)\n${close.profile}`)
     if (day === 1) {
       const membersHashAfter = Number(await redis.memory('USAGE', k.members, 'SAMPLES', 0))
@@ -442,7 +462,7 @@ async function benchCloseCompare (cleanups: Cleanups, server: RedisServer, clock
         seen.cpuMs.push(close.cpuMs)
         seen.slow.push(close.slow.length)
         figures.set(`${name} ${label}`, seen)
-        console.log(`| ${round + 1} | ${name} | ${label} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${describeSlow(close.slow)}; preempted ${fmt(close.preempted)} | ${load()} |`)
+        console.log(`| ${round + 1} | ${name} | ${label} | ${fmt(close.ms)} | ${fmt(close.cpuMs)} | ${fmt(close.calls)} | ${describeSlow(close.slow)}; ${describeNear(close.near)}; preempted ${fmt(close.preempted)} | ${load()} |`)
       }
     }
   }
@@ -461,13 +481,17 @@ async function main (cleanups: Cleanups): Promise<void> {
   // process's) on the second, so that no other thread takes the core from a call in the middle.
   const pinned = args.pin ? ['--server_cpulist', '0', '--bio_cpulist', '1', '--aof_rewrite_cpulist', '1', '--bgsave_cpulist', '1'] : []
   if (args.pin) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
-  const server = await RedisServer.start(['--lazyfree-lazy-expire', 'yes', ...pinned], clock.env())
+  // As docker-compose.yml runs it, Redis's jemalloc keeps the memory Redis frees (--return-memory:
+  // with its default decay, handing it back to the kernel).
+  const keep = args['return-memory'] ? {} : { MALLOC_CONF: KEEP_FREED, JE_MALLOC_CONF: KEEP_FREED }
+  const server = await RedisServer.start(['--lazyfree-lazy-expire', 'yes', ...pinned], { ...clock.env(), ...keep })
   benchServer = server
   cleanups.push(async () => { await server.close() })
   const probe = createRedis({ url: server.url, offlineQueue: true })
   const version = /^redis_version:(\S+)/m.exec(await probe.info('server'))?.[1] ?? '?'
+  const decay = /opt\.dirty_decay_ms: (-?\d+)/.exec(String(await probe.call('MEMORY', 'MALLOC-STATS')))?.[1] ?? '?'
   probe.disconnect()
-  console.log(`cores: ${availableParallelism()}  node: ${process.version}  redis: ${version}  load average at start: ${load()}\n`)
+  console.log(`cores: ${availableParallelism()}  node: ${process.version}  redis: ${version} (jemalloc dirty_decay_ms ${decay}${args.pin ? ', pinned' : ''})  load average at start: ${load()}\n`)
   if (args.only === undefined || args.only === 'awards') await benchAwards(cleanups, server, clock)
   if (args.compare !== undefined) await benchCloseCompare(cleanups, server, clock, args.compare)
   else if (args.only === undefined || args.only === 'close') await benchClose(cleanups, server, clock)

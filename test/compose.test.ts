@@ -130,6 +130,11 @@ t.test('redis: the targeted version, persistent, password-protected and health-c
     'the volume is mounted where the image keeps its data (/data)')
   t.match(healthcheckText(redis), /redis-cli.*\bping\b/i, 'healthcheck pings with redis-cli')
   t.match(healthcheckText(redis), `REDISCLI_AUTH="$(cat ${SECRET_FILE})"`, 'authenticated, the password off the command line')
+  t.match(script, /^\s*lazyfree-lazy-expire yes$/m, 'a big key that expires is freed off the main thread')
+  const env = envOf(redis)
+  for (const name of ['JE_MALLOC_CONF', 'MALLOC_CONF']) {
+    t.same(env[name]?.split(',').sort(), ['dirty_decay_ms:-1', 'muzzy_decay_ms:-1'], `${name}: jemalloc keeps the memory Redis frees (the image's own jemalloc, a system one)`)
+  }
 })
 
 t.test('the Redis password comes from REDIS_PASSWORD or a secret file, never from the compose file', async (t) => {

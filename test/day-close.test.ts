@@ -131,18 +131,22 @@ t.test('a day that touched members with a history index and members given theirs
   const base = new Redis(server.url)
   const monitor = await monitorOf(base)
   t.teardown(() => { monitor.disconnect(); base.disconnect() })
-  let orderWrites = 0
+  let [orderWrites, changesCalls, stagedSets] = [0, 0, 0]
   /**
    * Closes `day`, and counts its touched step's calls (the close's script with 8 keys whose second
    * is the day's day-start hash); `orderWrites` counts the commands (a script's too) that write the
-   * close's order set.
+   * close's order set, `changesCalls` the changes step's calls (7 keys: the order set, then the
+   * day's change records sixth), `stagedSets` the SETs of change records written whole.
    */
   const touchedCalls = async (day: string): Promise<number> => {
     let calls = 0
-    orderWrites = 0
+    ;[orderWrites, changesCalls, stagedSets] = [0, 0, 0]
     const count = (_time: string, args: string[]): void => {
       const command = args[0]?.toLowerCase()
-      if ((command === 'eval' || command === 'evalsha') && args[2] === '8' && args[4] === keys.dayStart(GUILD, day)) calls++
+      const script = command === 'eval' || command === 'evalsha'
+      if (script && args[2] === '8' && args[4] === keys.dayStart(GUILD, day)) calls++
+      if (script && args[2] === '7' && args[4] === keys.guild(GUILD).histOrder && args[8] === keys.histChanges(GUILD, day)) changesCalls++
+      if (command === 'set' && args[1]?.startsWith(`${keys.guild(GUILD).hist}:changes-staging:`) === true) stagedSets++
       if (command === 'zadd' && args[1] === keys.guild(GUILD).histOrder) orderWrites++
     }
     monitor.on('monitor', count)
@@ -161,6 +165,10 @@ t.test('a day that touched members with a history index and members given theirs
   // goes into the order set.
   t.equal(await touchedCalls('2026-11-21'), 1, 'the first close: one touched call')
   t.equal(orderWrites, 0, 'the first close writes no order set')
+  // Its change records are all the ranks step's: written whole, with one SET, and renamed into
+  // place, rather than copied into the day's string a chunk a call.
+  t.same([stagedSets, changesCalls], [1, 0], 'the first close writes its change records with one SET, and no changes step')
+  t.same(await redis.keys(`${keys.guild(GUILD).hist}:changes-staging:*`), [], 'and its staging key is gone')
   const [active21, gained21] = (await redis.hget(keys.guild(GUILD).histStats, '2026-11-21'))?.split(':').slice(2).map(Number) ?? []
   t.same([active21, gained21], [3, 5 + 6 + 7], 'the 21st\'s activity: the members on its visible board at its end that gained')
   const records21 = await redis.hgetall(keys.guild(GUILD).members)
@@ -180,6 +188,7 @@ t.test('a day that touched members with a history index and members given theirs
   // them. The ones given theirs by this close go into the order set with the others.
   await touchedCalls('2026-11-22')
   t.ok(orderWrites > 0, 'a later close writes its order set')
+  t.ok(changesCalls > 0 && stagedSets === 0, 'and its change records by the changes step')
 
   const records = await redis.hgetall(keys.guild(GUILD).members)
   const indexOf = (userId: string): number => Number((records[boardMember(userId)] ?? '').split('\x1f')[1])

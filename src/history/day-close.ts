@@ -19,6 +19,12 @@ import { parseSettings } from '../settings/settings.js'
 
 /** Members (or fields) a script call reads at most by default, and where each step's pace starts. */
 const DEFAULT_CHUNK = 250
+/** A change record's bytes (includes/history.lua's CHANGE_BYTES). */
+const CHANGE_BYTES = 13
+/** The most bytes of change records a close writes whole (#placeWhole): 5,000,000 members'. */
+const WHOLE_MAX_BYTES = 65_000_000
+/** The fields of `fresh` a read takes: 64 ranks calls' records, 208 KB at most. */
+const FRESH_FIELDS_A_READ = 64
 
 export interface DayCloseOptions {
   /**
@@ -261,7 +267,9 @@ export class DayCloser {
       stats.activeMembers += Number(reply[2] ?? 0)
       stats.xpGained += BigInt(reply[3] ?? 0)
     })) return 'busy'
-    if (!await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayGains, dayStart, changesDay, fresh: k.histFresh }, () => {})) return 'busy'
+    const placed = await this.#placeWhole(guildId, k, token, changesDay)
+    if (placed === 'busy') return 'busy'
+    if (placed === 'walk' && !await walk('closeDayChanges', { order: k.histOrder, day: dayBoard, dayGains, dayStart, changesDay, fresh: k.histFresh }, () => {})) return 'busy'
 
     const keepFrom = shiftDay(today.label, -settings.historyDays)
     const [status] = await scripts.closeDayStep(redis, 'closeDayCommit', {
@@ -289,6 +297,40 @@ export class DayCloser {
     if (status !== CloseDayStatus.done) return 'busy'
     await this.#forgetBefore(guildId, k, keepFrom)
     return 'closed'
+  }
+
+  /**
+   * The change records of a day in a server's first close, where every record is one the ranks
+   * step kept in `fresh` (no member had an index before it), read a few fields at a time and
+   * written whole: one SET to a staging key of this closer's, renamed into place under the lease
+   * (close-day-place-3.lua). The changes step would copy them into the day's string a chunk a call,
+   * and a string of megabytes grown in a script call is copied whole each time Redis moves it to
+   * grow it. Returns 'walk' for any other day (or one of more than WHOLE_MAX_BYTES, or whose
+   * `fresh` does not hold its records one after another): the changes step writes it.
+   */
+  async #placeWhole (guildId: string, k: GuildKeys, token: string, changesDay: string): Promise<'placed' | 'walk' | 'busy'> {
+    const redis = this.#redis
+    const [[from, given], ordered] = await Promise.all([redis.hmget(k.histFresh, 'from', 'n'), redis.zcard(k.histOrder)])
+    const records = Number(given ?? 0)
+    if (from !== '0' || ordered > 0 || records === 0 || records * CHANGE_BYTES > WHOLE_MAX_BYTES) return 'walk'
+    // Each field holds one ranks call's records, named by the number of records before them.
+    const fields = (await redis.hkeys(k.histFresh)).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(a) - Number(b))
+    const parts: Buffer[] = []
+    let written = 0
+    for (let i = 0; i < fields.length; i += FRESH_FIELDS_A_READ) {
+      const names = fields.slice(i, i + FRESH_FIELDS_A_READ)
+      const values = await redis.hmgetBuffer(k.histFresh, ...names)
+      for (const [j, value] of values.entries()) {
+        if (value === null || Number(names[j]) !== written) return 'walk'
+        parts.push(value)
+        written += value.length / CHANGE_BYTES
+      }
+    }
+    if (written !== records) return 'walk'
+    const staging = this.#keys.histChangesStaging(guildId, token)
+    await redis.set(staging, Buffer.concat(parts), 'PX', this.#leaseMs)
+    const [status] = await scripts.closeDayStep(redis, 'closeDayPlace', { lease: k.histLease, token, leaseMs: this.#leaseMs, staging, changesDay })
+    return status === CloseDayStatus.done ? 'placed' : 'busy'
   }
 
   /** Frees the closed days before `keepFrom` (history_days back). */

@@ -116,6 +116,7 @@ declare module 'ioredis' {
     closeDayRanks(...args: Str[]): Result<Array<string | number>, Context>
     closeDayTouched(...args: Str[]): Result<Array<string | number>, Context>
     closeDayChanges(...args: Str[]): Result<Array<string | number>, Context>
+    closeDayPlace(...args: Str[]): Result<Array<string | number>, Context>
     closeDayCommit(...args: Str[]): Result<Array<string | number>, Context>
     closeDayForget(...args: Str[]): Result<number, Context>
     closeDayRelease(...args: Str[]): Result<number, Context>

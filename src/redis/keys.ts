@@ -245,6 +245,14 @@ export class KeyBuilder {
   }
 
   /**
+   * STRING: a day's change records as one closer wrote them whole (a server's first close), with a
+   * TTL, until it renames them into place under its lease (`token`, the lease's).
+   */
+  histChangesStaging (guildId: string, token: string): string {
+    return `${this.prefix}:{${guildId}}:hist:changes-staging:${token}`
+  }
+
+  /**
    * ZSET: server id -> when its next day ends or season is due (Unix ms): the servers the
    * calendar ticker of every instance looks after (src/calendar-ticker/).
    */

@@ -77,6 +77,10 @@ export const WRITE_SCRIPTS = {
     keys: ['lease', 'order', 'day', 'dayGains', 'dayStart', 'changesDay', 'fresh'],
     argv: ['token', 'leaseMs', 'first', 'count']
   },
+  closeDayPlace: {
+    keys: ['lease', 'staging', 'changesDay'],
+    argv: ['token', 'leaseMs']
+  },
   closeDayCommit: {
     keys: ['lease', 'hist', 'histStats', 'ranksLatest', 'ranksPrev', 'ranksDay', 'snapshot', 'order', 'day', 'dayGains', 'dayStart', 'version', 'fresh'],
     argv: ['token', 'label', 'expected', 'stats', 'until', 'contiguous', 'keepFrom']
@@ -210,7 +214,7 @@ export async function dropSeason (redis: RedisClient, input: ScriptInput<'dropSe
 }
 
 /** The steps of a day's close: each answers { status, ... } (see its .lua header). */
-export type CloseStep = 'closeDayStarts' | 'closeDayBoard' | 'closeDayTrim' | 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges' | 'closeDayCommit'
+export type CloseStep = 'closeDayStarts' | 'closeDayBoard' | 'closeDayTrim' | 'closeDayRanks' | 'closeDayTouched' | 'closeDayChanges' | 'closeDayPlace' | 'closeDayCommit'
 
 export async function closeDayStep<S extends CloseStep> (redis: RedisClient, step: S, input: ScriptInput<S>): Promise<Array<string | number>> {
   return await (redis[step] as (...args: Arg[]) => Promise<Array<string | number>>)(...scriptArgs(step, input))
