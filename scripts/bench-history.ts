@@ -13,8 +13,9 @@
 // "close": one server of N members (default 1,000,000), a weekly season and season_retention 1:
 // the first day every member is awarded XP, then each later day A random members (default
 // 100,000); at each midnight the season end (on Mondays) and the day's close run alone, each with
-// SLOWLOG at 2,000 µs reset before and read after (the calls over 5 ms, and from 2 to 5 ms), and timed; after D days (default 32, so that
-// history_days 30 are kept) the MEMORY USAGE of every history key, per member per day kept.
+// SLOWLOG at 2,000 µs reset before and read after (the calls over 5 ms, and from 2 to 5 ms), and
+// timed; after D days (default 32, so that history_days 30 are kept) the MEMORY USAGE of every
+// history key, per member per day kept.
 // --profile: each close also with every command logged (SLOWLOG at 0 µs), then each script's
 // calls, time inside Redis (mean, p99, max) and its commands' share; logging every command costs
 // Redis time of its own, so the close's other figures are then not its usual ones.
