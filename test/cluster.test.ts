@@ -6,6 +6,8 @@ import { buildTestApp } from './helpers/app.js'
 import type { Cluster } from 'ioredis'
 import { pruneLibraries } from '../src/redis/functions.js'
 import { COOLDOWN_HOUR_MS } from '../src/writer/calendar-writes.js'
+import { DayCloser } from '../src/history/day-close.js'
+import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 
 const cluster = await RedisCluster.start(3)
 t.teardown(async () => { await cluster.close() })
@@ -82,4 +84,34 @@ t.test('cooldowns on a cluster: the hour\'s hashes share the server\'s slot, so 
   t.equal(await writer.removeMember({ guildId, userId: '5' }), true)
   t.match(await writer.awardXp({ guildId, userId: '5', xp: 10 }), { applied: true, xp: 10 }, 'removed and added again: applied')
   t.match(await writer.awardXp({ guildId, userId: '6', xp: 10 }), { applied: false, reason: 'cooldown' })
+})
+
+t.test('a day\'s close on a cluster: every step on the server\'s slot, a first close\'s change records written whole and renamed into place, and a member\'s history read back', async (t) => {
+  const { writer, redis, keys } = await buildTestApp(t, cluster.url, { redisCluster: true })
+  const guildId = '1100000000000000005'
+  const k = keys.guild(guildId)
+  // The writes and the renames below name one day: not across a midnight (UTC).
+  const untilMidnight = 86_400_000 - (Number((await redis.time())[0]) * 1000) % 86_400_000
+  if (untilMidnight < 30_000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1000))
+  await writer.configureGuild(guildId, { season: { every: 'none', timezone: 'UTC' } })
+  const N = 300
+  await writer.bulkSetMembers(guildId, Array.from({ length: N }, (_, i) => ({ userId: String(1000 + i), xp: 10 * i })))
+  await writer.awardMany(guildId, Array.from({ length: N }, (_, i) => ({ userId: String(1000 + i), xp: 5 })))
+  // Today's counts become yesterday's, and history began with yesterday: yesterday has ended, so
+  // the closer closes it (Redis's clock is not moved on a cluster).
+  const now = Number((await redis.time())[0]) * 1000
+  const today = new Date(now).toISOString().slice(0, 10)
+  const yesterdayStart = Date.parse(today) - 86_400_000
+  const yesterday = new Date(yesterdayStart).toISOString().slice(0, 10)
+  await redis.rename(keys.dayStart(guildId, today), keys.dayStart(guildId, yesterday))
+  await redis.rename(keys.dayGains(guildId, today), keys.dayGains(guildId, yesterday))
+  await redis.hset(k.hist, 'since', String(yesterdayStart), 'latest_day', yesterday)
+
+  t.same(await new DayCloser(redis, keys, { chunk: 50 }).closeDue(guildId), [yesterday], 'yesterday closed')
+  const changes = await redis.getBuffer(keys.histChanges(guildId, yesterday)) ?? Buffer.alloc(0)
+  t.equal(changes.length, 13 * N, 'a change record for each member the day touched')
+  t.same([changes.readUIntBE(3, 5), changes.readUIntBE(8, 5)], [2 ** 40 - 1, 5], 'new that day, and its gain')
+  t.equal(await redis.exists(k.histFresh, k.histOrder, k.histSnapshot), 0, 'the close\'s own keys are gone')
+  const history = await new LeaderboardReader(redis, keys).readMemberHistory(guildId, '1010', 1)
+  t.same(history.value?.data, [{ date: yesterday, xp: 105, xp_gained: 5, rank: N - 10 }], 'a member\'s day: its XP and rank at the end, and its gain')
 })
