@@ -183,8 +183,6 @@ async function commandTimes (redis: RedisClient): Promise<string> {
 }
 
 /** SLOWLOG's entries by command (a script by its name), each with how many and the longest. */
-/** The calls of 2 to 5 ms SLOWLOG caught (its commands' too): how near the budget the rest came. */
-/** SLOWLOG's entries by script (or command): how many each, and the longest. */
 function byName (entries: SlowEntry[]): string {
   const byCommand = new Map<string, { n: number, maxUs: number }>()
   for (const [, , us, args] of entries) {
@@ -195,6 +193,7 @@ function byName (entries: SlowEntry[]): string {
   return [...byCommand].sort((a, b) => b[1].n - a[1].n).map(([name, { n, maxUs }]) => `${name} ×${n} (max ${fmt(maxUs / 1000, 1)} ms)`).join(', ')
 }
 
+/** The calls of 2 to 5 ms SLOWLOG caught (its commands' too): how near the budget the others came. */
 function describeNear (near: SlowEntry[]): string {
   if (near.length === 0) return 'none of 2 to 5 ms'
   return `${near.length} of 2 to 5 ms: ${byName(near)}`
@@ -476,14 +475,13 @@ async function main (cleanups: Cleanups): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-history-'))
   cleanups.push(async () => { rmSync(dir, { recursive: true, force: true }) })
   const clock = FakeClock.inDirectory(dir)
-  // As docker-compose.yml runs it: a big key that expires as the bench moves its clock a day is
-  // freed by a background thread, not inside the close being measured.
   // --pin: Redis's main thread on the first core, everything else (its background threads, this
   // process's) on the second, so that no other thread takes the core from a call in the middle.
   const pinned = args.pin ? ['--server_cpulist', '0', '--bio_cpulist', '1', '--aof_rewrite_cpulist', '1', '--bgsave_cpulist', '1'] : []
   if (args.pin) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
-  // As docker-compose.yml runs it, Redis's jemalloc keeps the memory Redis frees (--return-memory:
-  // with its default decay, handing it back to the kernel).
+  // As docker-compose.yml runs it: a big key that expires as the bench moves its clock a day is
+  // freed by a background thread, not inside the close being measured; and Redis's jemalloc keeps
+  // the memory Redis frees (--return-memory: its default decay, handing it back to the kernel).
   const keep = args['return-memory'] ? {} : { MALLOC_CONF: KEEP_FREED, JE_MALLOC_CONF: KEEP_FREED }
   const server = await RedisServer.start(['--lazyfree-lazy-expire', 'yes', ...pinned], { ...clock.env(), ...keep })
   benchServer = server
