@@ -15,6 +15,9 @@ import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { DayCloser } from '../src/history/day-close.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
+import { monitorOf } from './helpers/redis-server.js'
+import { CLOSE_CONNECTION_NAME } from '../src/plugins/calendar-ticker.js'
+import { Redis } from 'ioredis'
 import { Random } from '../src/random.js'
 
 const GUILD = '1300000000000000001'
@@ -163,6 +166,30 @@ t.test('a day no instance ran at the end of closes when one starts, as it stood 
   t.same(await history('2'), [[200, 3], [200, 3], [207, 4]], 'touched only on the 23rd: its value at the 21st\'s end is in the 23rd\'s day-start')
   t.same(await history('4'), [[400, 1], [1, 4], [2001, 2]])
   t.same(await history('5'), [[0, null], [5000, 1], [5000, 1]])
+})
+
+t.test('an instance closes days on a connection of its own, not its requests\' (where a first close\'s change records, written whole, would hold every read up behind them)', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 3_600_000))
+  await f.writer.bulkSetMembers(GUILD, Array.from({ length: 2000 }, (_, i) => ({ userId: String(100 + i), xp: i })))
+  f.clock.set(la(22, 5000))
+  const base = new Redis(f.url)
+  const monitor = await monitorOf(base)
+  t.teardown(() => { monitor.disconnect(); base.disconnect() })
+  // Where the close's commands come from: its first step (7 keys, the lease first) and its SET.
+  const sources = new Set<string>()
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const command = args[0]?.toLowerCase()
+    const begin = (command === 'eval' || command === 'evalsha') && args[2] === '7' && args[3] === f.keys.guild(GUILD).histLease
+    if (begin || (command === 'set' && args[1]?.includes(':hist:changes-staging:') === true)) sources.add(source)
+  })
+  const app = await instance(t, f)
+  await closed(f, '2026-11-21')
+  t.equal((await app.get('/stats/history')).body.data.length, 1, 'the day closed')
+  const named = String(await f.raw.client('LIST')).split('\n').find((line) => line.includes(` name=${CLOSE_CONNECTION_NAME} `))
+  t.ok(named !== undefined, `a connection named ${CLOSE_CONNECTION_NAME}`)
+  t.same([...sources], [/ addr=(\S+) /.exec(named ?? '')?.[1]], 'the close\'s commands all come from it')
 })
 
 t.test('the close is exact under writes: awards, sets, removals and new members while it runs, a few members a call', async (t) => {

@@ -17,12 +17,15 @@ export interface RedisConnectionOptions {
   commandTimeoutMs?: number
   /** Queue commands while disconnected (CLI, tests) instead of failing them at once (the API). */
   offlineQueue?: boolean
+  /** The connections' name in CLIENT LIST (CLIENT SETNAME), to tell one client's from another's. */
+  name?: string
 }
 
 export function createRedis (options: RedisConnectionOptions): RedisClient {
-  const { url, cluster = false, commandTimeoutMs = 800, offlineQueue = false } = options
+  const { url, cluster = false, commandTimeoutMs = 800, offlineQueue = false, name } = options
   const common = {
     commandTimeout: commandTimeoutMs,
+    ...(name === undefined ? {} : { connectionName: name }),
     // Commands issued in the same tick (a request's limiter and data version, and those of
     // every other request in flight) go out in one write and come back in one read, saving
     // Redis the system calls that are most of its work per request (docs/benchmarks-history.md).
