@@ -28,6 +28,8 @@ const la = (day: number, ms = 0): number => Date.UTC(2026, 10, day, 8) + ms
 interface Fixture {
   clock: FakeClock
   url: string
+  /** The Redis, to stall it (SIGSTOP). */
+  pid: number
   keys: KeyBuilder
   raw: RedisClient
   writer: LeaderboardWriter
@@ -43,7 +45,7 @@ async function fixture (t: Test, start: number, settings = {}): Promise<Fixture>
   t.teardown(() => { raw.disconnect() })
   const writer = new LeaderboardWriter(raw, keys, { clock: new RedisClock() })
   await writer.configureGuild(GUILD, { season: { every: 'none', timezone: ZONE }, ...settings })
-  return { clock, url: server.url, keys, raw, writer, reader: new LeaderboardReader(raw, keys) }
+  return { clock, url: server.url, pid: server.pid, keys, raw, writer, reader: new LeaderboardReader(raw, keys) }
 }
 
 /** An app on the fixture's Redis whose calendar ticker looks every 50 ms, and a key of the server. */
@@ -190,6 +192,32 @@ t.test('an instance closes days on a connection of its own, not its requests\' (
   const named = String(await f.raw.client('LIST')).split('\n').find((line) => line.includes(` name=${CLOSE_CONNECTION_NAME} `))
   t.ok(named !== undefined, `a connection named ${CLOSE_CONNECTION_NAME}`)
   t.same([...sources], [/ addr=(\S+) /.exec(named ?? '')?.[1]], 'the close\'s commands all come from it')
+})
+
+t.test('an instance that closes while a close is held up by a stalled Redis cuts it short, not waiting for its commands\' 60 s', async (t) => {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 3_600_000))
+  await f.writer.bulkSetMembers(GUILD, Array.from({ length: 20_000 }, (_, i) => ({ userId: String(100 + i), xp: i })))
+  f.clock.set(la(22, 5000))
+  const app = await instance(t, f)
+  // Its close has begun (the lease is taken) and is far from done when Redis stops.
+  for (let waited = 0; await f.raw.exists(f.keys.guild(GUILD).histLease) === 0; waited++) {
+    if (waited > 30_000) throw new Error('the close never began')
+    await sleep(1)
+  }
+  process.kill(f.pid, 'SIGSTOP')
+  let resumed = false
+  const resume = (): void => { if (!resumed) { resumed = true; process.kill(f.pid, 'SIGCONT') } }
+  t.teardown(resume)
+  const started = performance.now()
+  await app.app.close()
+  const ms = performance.now() - started
+  resume()
+  // An app closes in about 10 s with Redis stalled and no close running (its other connections'
+  // own waits); a close's command would hold it 60 s.
+  t.ok(ms < 30_000, `the app closed in ${Math.round(ms)} ms, without waiting out the close's command`)
+  t.equal(await closedThrough(f), null, 'the close was cut short (a closer that dies mid-close is taken over: see below)')
 })
 
 t.test('the close is exact under writes: awards, sets, removals and new members while it runs, a few members a call', async (t) => {

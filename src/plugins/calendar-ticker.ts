@@ -5,8 +5,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { CalendarTicker } from '../calendar-ticker/calendar-ticker.js'
 import { DayCloser } from '../history/day-close.js'
-import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
 import { createRedis } from '../redis/client.js'
 
 /** The longest a command of a day's close may take: a first close's change records, written whole. */
@@ -50,7 +50,9 @@ export default fp(async function calendarTickerPlugin (fastify: FastifyInstance)
   let stopping: Promise<void> | undefined
   fastify.lifecycle.onDrain(() => { stopping = ticker.stop() })
   fastify.addHook('onClose', async () => {
-    await (stopping ?? ticker.stop())
+    // A close still running is cut short here, not waited for (its commands may take 60 s): it
+    // commits whole or not at all, and another instance closes the day once its lease ends.
     closeRedis.disconnect()
+    await (stopping ?? ticker.stop())
   })
 }, { name: 'calendar-ticker', dependencies: ['config', 'redis', 'lifecycle'] })
