@@ -72,6 +72,16 @@ async function closed (f: Fixture, day: string): Promise<void> {
 }
 
 const award = async (f: Fixture, userId: string, xp: number): Promise<unknown> => await f.writer.awardXp({ guildId: GUILD, userId, xp })
+
+/** History begins on the 20th; on the 21st `count` members are set; the clock is just past the 21st's end, its first close due. */
+async function firstDayOf (t: Test, count: number): Promise<Fixture> {
+  const f = await fixture(t, la(20, 20 * 3_600_000))
+  await award(f, '1', 1)
+  f.clock.set(la(21, 3_600_000))
+  await f.writer.bulkSetMembers(GUILD, Array.from({ length: count }, (_, i) => ({ userId: String(100 + i), xp: i })))
+  f.clock.set(la(22, 5000))
+  return f
+}
 const set = async (f: Fixture, userId: string, xp: number): Promise<unknown> => await f.writer.setXp({ guildId: GUILD, userId, xp })
 
 t.test('three closed days: each member\'s XP, gain and rank at each day\'s end, the server\'s stats, and rank_change against the last closed day', async (t) => {
@@ -171,11 +181,7 @@ t.test('a day no instance ran at the end of closes when one starts, as it stood 
 })
 
 t.test('an instance closes days on a connection of its own, not its requests\' (where a first close\'s change records, written whole, would hold every read up behind them)', async (t) => {
-  const f = await fixture(t, la(20, 20 * 3_600_000))
-  await award(f, '1', 1)
-  f.clock.set(la(21, 3_600_000))
-  await f.writer.bulkSetMembers(GUILD, Array.from({ length: 2000 }, (_, i) => ({ userId: String(100 + i), xp: i })))
-  f.clock.set(la(22, 5000))
+  const f = await firstDayOf(t, 2000)
   const base = new Redis(f.url)
   const monitor = await monitorOf(base)
   t.teardown(() => { monitor.disconnect(); base.disconnect() })
@@ -195,11 +201,7 @@ t.test('an instance closes days on a connection of its own, not its requests\' (
 })
 
 t.test('an instance that closes while a close is held up by a stalled Redis cuts it short, not waiting for its commands\' 60 s', async (t) => {
-  const f = await fixture(t, la(20, 20 * 3_600_000))
-  await award(f, '1', 1)
-  f.clock.set(la(21, 3_600_000))
-  await f.writer.bulkSetMembers(GUILD, Array.from({ length: 20_000 }, (_, i) => ({ userId: String(100 + i), xp: i })))
-  f.clock.set(la(22, 5000))
+  const f = await firstDayOf(t, 20_000)
   const app = await instance(t, f)
   // Its close has begun (the lease is taken) and is far from done when Redis stops.
   for (let waited = 0; await f.raw.exists(f.keys.guild(GUILD).histLease) === 0; waited++) {

@@ -106,16 +106,17 @@ if f > 0 then
   redis.call('SETRANGE', KEYS[5], RANK_BYTES * first_given, table.concat(given_ranks))
 end
 if b > 2 then redis.call('BITFIELD', KEYS[5], unpack(bitfield, 1, b)) end
+-- The day's activity: the members on its visible board at its end that gained XP in it.
 local active, gained = 0, 0
+local function count_gain (xp)
+  if xp > 0 then
+    active = active + 1
+    gained = gained + xp
+  end
+end
 if first_close and o > 0 then
   local gains = gains_of(KEYS[9], KEYS[8], gone, o)
-  for i = 1, o do
-    local xp = gains[i] and tonumber(gains[i]) or 0
-    if xp > 0 then
-      active = active + 1
-      gained = gained + xp
-    end
-  end
+  for i = 1, o do count_gain(gains[i] and tonumber(gains[i]) or 0) end
 end
 if g > 0 then
   local starts = redis.call('HMGET', KEYS[7], unpack(given, 1, g))
@@ -136,10 +137,7 @@ if g > 0 then
     local packed = {}
     for i = 1, t do
       local xp = gains[i] and tonumber(gains[i]) or 0
-      if xp > 0 then
-        active = active + 1
-        gained = gained + xp
-      end
+      count_gain(xp)
       packed[i] = pack_change(order[2 * i - 1], start_xp(starts_of[i]), xp)
     end
     if not first_close then redis.call('ZADD', KEYS[10], unpack(order, 1, n)) end
