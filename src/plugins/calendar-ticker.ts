@@ -5,9 +5,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { CalendarTicker } from '../calendar-ticker/calendar-ticker.js'
 import { DayCloser } from '../history/day-close.js'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { LeaderboardWriter } from '../writer/leaderboard-writer.js'
-import { createRedis } from '../redis/client.js'
+import { createRedis, readyWithin } from '../redis/client.js'
 
 /** The longest a command of a day's close may take: a first close's change records, written whole. */
 const CLOSE_COMMAND_TIMEOUT_MS = 60_000
@@ -39,12 +38,7 @@ export default fp(async function calendarTickerPlugin (fastify: FastifyInstance)
   fastify.addHook('onReady', async () => {
     // The first tick's close would fail on a connection not up yet: give it the moment the
     // requests' connection had (a Redis that is down fails the close, which is tried again).
-    if (closeRedis.status !== 'ready') {
-      await Promise.race([
-        new Promise<void>((resolve) => { closeRedis.once('ready', resolve) }),
-        sleep(CLOSE_CONNECT_WAIT_MS, undefined, { ref: false })
-      ])
-    }
+    await readyWithin(closeRedis, CLOSE_CONNECT_WAIT_MS)
     ticker.start()
   })
   let stopping: Promise<void> | undefined

@@ -3,9 +3,8 @@
 // the connection are their own plugins (redis-migration.ts, leaderboard-reader.ts, api-keys.ts,
 // sliding-window.ts), each naming this one as a dependency.
 import fp from 'fastify-plugin'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { createRedis, type RedisClient } from '../redis/client.js'
+import { createRedis, readyWithin, type RedisClient } from '../redis/client.js'
 import { KeyBuilder } from '../redis/keys.js'
 import { redisUnavailability, UNREACHABLE_RETRY_AFTER_SECONDS } from '../redis/errors.js'
 import { RedisHealth } from '../redis/health.js'
@@ -55,10 +54,7 @@ export default fp(async function redisPlugin (fastify: FastifyInstance) {
   })
   // Without an offline queue, commands sent before the connection is up fail: give it a moment
   // at start. A Redis that is down stays a 503 (and /readyz says so) until it comes back.
-  const ready = await Promise.race([
-    new Promise<boolean>((resolve) => { redis.once('ready', () => { resolve(true) }) }),
-    sleep(STARTUP_WAIT_MS, false, { ref: false })
-  ])
+  const ready = await readyWithin(redis, STARTUP_WAIT_MS)
   if (!ready) fastify.log.warn(`redis not ready after ${STARTUP_WAIT_MS} ms; serving 503 until it is`)
 
   fastify.decorate<RedisClient>('redisClient', redis)

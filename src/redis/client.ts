@@ -1,6 +1,7 @@
 // Builds the ioredis client (a single Redis or a Cluster) with bounded timeouts and no offline
 // queue, so a Redis outage fails requests fast instead of piling them up, and registers the
 // Lua commands with their TypeScript signatures.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Cluster, Redis } from 'ioredis'
 import type { Result } from 'ioredis'
 import { defineCommands } from './scripts.js'
@@ -57,6 +58,21 @@ export function createRedis (options: RedisConnectionOptions): RedisClient {
   defineCommands(client)
   defineFunctions(client)
   return client
+}
+
+/**
+ * Whether `client` is ready within `ms` (at once when it is already): a client without an offline
+ * queue fails the commands sent before its connection is up, so a caller gives it a moment first.
+ */
+export async function readyWithin (client: RedisClient, ms: number): Promise<boolean> {
+  if (client.status === 'ready') return true
+  let ready: (() => void) | undefined
+  const ok = await Promise.race([
+    new Promise<boolean>((resolve) => { ready = () => { resolve(true) }; client.once('ready', ready) }),
+    sleep(ms, false, { ref: false })
+  ])
+  if (!ok && ready !== undefined) client.off('ready', ready)
+  return ok
 }
 
 /** Redis's clock in Unix ms: the one time every instance and writer agrees on. */
