@@ -28,12 +28,11 @@
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
 local first, count = tonumber(ARGV[3]), tonumber(ARGV[4])
 local unindexed = redis.call('ZCOUNT', KEYS[2], '-inf', '(0')
-local from, given = unpack(redis.call('HMGET', KEYS[7], 'from', 'n'))
-given = tonumber(given or '0')
+local given = tonumber(redis.call('HGET', KEYS[7], 'n') or '0')
 -- The members of `order` that had their index before this close: the others, the last ones, have
 -- their records in `fresh` already (and are not in `order` in a first close).
 local before = redis.call('ZCARD', KEYS[2]) - unindexed
-if from ~= '0' then before = before - given end
+if not is_first_close(KEYS[7]) then before = before - given end
 local indexed = before + given
 local parts, written = {}, 0
 if first < before then

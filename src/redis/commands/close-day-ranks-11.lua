@@ -65,7 +65,7 @@ if u > 0 then
     end
   end
 end
-local first_close = redis.call('HGET', KEYS[11], 'from') == '0'
+local first_close = is_first_close(KEYS[11])
 local bitfield, b = { 'OVERFLOW', 'FAIL' }, 2
 local fresh, f = {}, 0
 local given, given_index, given_ranks, g = {}, {}, {}, 0

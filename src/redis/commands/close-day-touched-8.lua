@@ -33,7 +33,7 @@
 --- @include "history"
 
 if not hold_lease(KEYS[1], ARGV[1], ARGV[2]) then return { LEASE_LOST } end
-if ARGV[3] == '0' and (redis.call('HGET', KEYS[8], 'from') == '0' or redis.call('ZCARD', KEYS[7]) >= redis.call('HLEN', KEYS[2])) then
+if ARGV[3] == '0' and (is_first_close(KEYS[8]) or redis.call('ZCARD', KEYS[7]) >= redis.call('HLEN', KEYS[2])) then
   return { CLOSE_DONE, '0', 0, 0 }
 end
 local scan = redis.call('HSCAN', KEYS[2], ARGV[3], 'COUNT', ARGV[4])

@@ -72,6 +72,12 @@ end
 -- gone): below every index, where the change records' walk starts after it.
 local NO_INDEX = -1
 
+-- Whether the close under way is a server's first: no member had a history index when it began
+-- (close-day-begin-7.lua notes in the close's `fresh` hash the first index it may give, `from`).
+local function is_first_close (fresh)
+  return redis.call('HGET', fresh, 'from') == '0'
+end
+
 -- A member record's history index as its digits ('' for none): names hold no \31, so the first
 -- one opens the extension, whose first part is the index. One match: splitting the record made
 -- five strings of each of the million records a close reads.
