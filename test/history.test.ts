@@ -15,9 +15,8 @@ import { LeaderboardReader } from '../src/reader/leaderboard-reader.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { DayCloser } from '../src/history/day-close.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
-import { monitorOf } from './helpers/redis-server.js'
+import { monitored } from './helpers/redis-server.js'
 import { CLOSE_CONNECTION_NAME } from '../src/plugins/calendar-ticker.js'
-import { Redis } from 'ioredis'
 import { Random } from '../src/random.js'
 
 const GUILD = '1300000000000000001'
@@ -182,18 +181,18 @@ t.test('a day no instance ran at the end of closes when one starts, as it stood 
 
 t.test('an instance closes days on a connection of its own, not its requests\' (where a first close\'s change records, written whole, would hold every read up behind them)', async (t) => {
   const f = await firstDayOf(t, 2000)
-  const base = new Redis(f.url)
-  const monitor = await monitorOf(base)
-  t.teardown(() => { monitor.disconnect(); base.disconnect() })
   // Where the close's commands come from: its first step (7 keys, the lease first) and its SET.
   const sources = new Set<string>()
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+  let app: Awaited<ReturnType<typeof instance>> | undefined
+  await monitored(f.url, (args, source) => {
     const command = args[0]?.toLowerCase()
     const begin = (command === 'eval' || command === 'evalsha') && args[2] === '7' && args[3] === f.keys.guild(GUILD).histLease
     if (begin || (command === 'set' && args[1]?.includes(':hist:changes-staging:') === true)) sources.add(source)
+  }, async () => {
+    app = await instance(t, f)
+    await closed(f, '2026-11-21')
   })
-  const app = await instance(t, f)
-  await closed(f, '2026-11-21')
+  if (app === undefined) throw new Error('no app')
   t.equal((await app.get('/stats/history')).body.data.length, 1, 'the day closed')
   const named = String(await f.raw.client('LIST')).split('\n').find((line) => line.includes(` name=${CLOSE_CONNECTION_NAME} `))
   t.ok(named !== undefined, `a connection named ${CLOSE_CONNECTION_NAME}`)

@@ -171,16 +171,18 @@ export function scriptSha (name: string): string {
   return createHash('sha1').update(lua).digest('hex')
 }
 
-/** Runs `work` and counts the EVALSHA calls of the script `sha` the Redis at `redisUrl` received meanwhile (MONITOR). */
-export async function scriptCalls (redisUrl: string, sha: string, work: () => Promise<void>): Promise<number> {
+/**
+ * Runs `work`, and hands `each` every command the Redis at `redisUrl` ran meanwhile (MONITOR: its
+ * words, and the client address it came from), all of them before this resolves.
+ */
+export async function monitored (redisUrl: string, each: (args: string[], source: string) => void, work: () => Promise<void>): Promise<void> {
   const marker = new Redis(redisUrl)
   const monitor = await monitorOf(marker)
   const end = `end of work ${process.pid} ${Date.now()}`
-  let calls = 0
   const seenEnd = new Promise<void>((resolve) => {
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha) calls++
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve()
+      else each(args, source)
     })
   })
   try {
@@ -192,5 +194,11 @@ export async function scriptCalls (redisUrl: string, sha: string, work: () => Pr
     monitor.disconnect()
     marker.disconnect()
   }
+}
+
+/** Runs `work` and counts the EVALSHA calls of the script `sha` the Redis at `redisUrl` received meanwhile (MONITOR). */
+export async function scriptCalls (redisUrl: string, sha: string, work: () => Promise<void>): Promise<number> {
+  let calls = 0
+  await monitored(redisUrl, (args) => { if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha) calls++ }, work)
   return calls
 }
