@@ -44,13 +44,16 @@ export interface AppOptions {
   metricsRegistry?: () => Registry | null
 }
 
+/** The read API's Redis connection in CLIENT LIST. */
+export const API_CONNECTION_NAME = 'leaderboard-api'
+
 /**
- * What both listeners stand on, in order: the config, the Redis connection (migrated at start),
- * the reader, the key store, the limiter and the error handler.
+ * What both listeners stand on, in order: the config, the Redis connection (migrated at start;
+ * `connectionName` in CLIENT LIST), the reader, the key store, the limiter and the error handler.
  */
-export async function foundation (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+export async function foundation (fastify: FastifyInstance, opts: AppOptions, connectionName: string): Promise<void> {
   await fastify.register(configPlugin, { config: opts.config })
-  await fastify.register(redisPlugin)
+  await fastify.register(redisPlugin, { connectionName })
   await fastify.register(redisMigrationPlugin)
   await fastify.register(leaderboardReaderPlugin)
   await fastify.register(apiKeysPlugin)
@@ -59,7 +62,7 @@ export async function foundation (fastify: FastifyInstance, opts: AppOptions): P
 }
 
 export async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
-  await foundation(fastify, opts)
+  await foundation(fastify, opts, API_CONNECTION_NAME)
   // Before the hooks that can refuse a request (shutdown, load shedding, the API's own), so a
   // page can read their answers.
   await fastify.register(corsPlugin)

@@ -121,7 +121,7 @@ try {
 // The start's one-off work has a client of its own that waits for Redis: the local redis-server
 // of a busy laptop can take seconds to answer, and a request's short command timeout would end
 // the start with an uncaught error instead of a slower start.
-const demoStartRedis = localRedis === undefined ? undefined : createRedis({ url: localRedis.url, commandTimeoutMs: DEMO_START_COMMAND_TIMEOUT_MS, offlineQueue: true })
+const demoStartRedis = localRedis === undefined ? undefined : createRedis({ url: localRedis.url, commandTimeoutMs: DEMO_START_COMMAND_TIMEOUT_MS, offlineQueue: true, name: 'leaderboard-demo-start' })
 // Its connection's errors are retried, and a command that cannot wait longer fails the start; one
 // that drops as the local Redis stops (a Ctrl-C while seeding) is no news.
 demoStartRedis?.on('error', (err: Error) => { app.log.debug({ err }, 'demo start: redis connection error') })

@@ -1,7 +1,7 @@
 // The CLI as a user runs it: a child process against a real redis-server, its effect read back
 // through KeyBuilder, its exit code and its one-line errors.
 import t from 'tap'
-import { redisFixture } from './helpers/redis-server.js'
+import { monitored, redisFixture } from './helpers/redis-server.js'
 import { cliRunner, lines } from './helpers/cli.js'
 import { freePort } from '../src/redis/redis-server.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
@@ -51,6 +51,16 @@ t.test('--help exits 0 on every command', async (t) => {
     t.equal(run.code, 0, `${name} --help exits 0`)
     t.match(run.stdout, /^Usage: /, `${name} --help prints usage`)
   })
+})
+
+t.test("the CLI's connection is named leaderboard-cli (CLIENT SETNAME), as CLIENT LIST shows it", async (t) => {
+  const names = new Set<string>()
+  await monitored(server.url, (args) => {
+    if (args[0]?.toLowerCase() === 'client' && args[1]?.toLowerCase() === 'setname' && args[2] !== undefined) names.add(args[2])
+  }, async () => {
+    t.equal((await cli(['guild', 'show', '--guild', '1'])).code, 0)
+  })
+  t.ok(names.has('leaderboard-cli'), `names given: ${[...names].join(', ')}`)
 })
 
 t.test('award adds XP, records the username and says where the member stands', async (t) => {

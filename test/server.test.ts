@@ -9,6 +9,9 @@ import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
 import { RedisServer } from './helpers/redis-server.js'
+import { API_CONNECTION_NAME } from '../src/app.js'
+import { WRITE_API_CONNECTION_NAME } from '../src/admin/admin-app.js'
+import { CLOSE_CONNECTION_NAME } from '../src/plugins/calendar-ticker.js'
 import { DEMO_CURL as CURL, startServer, tempDir } from './helpers/server-process.js'
 import { TokenStore } from '../src/tokens/token-store.js'
 import { freePort, isPortFree } from '../src/redis/redis-server.js'
@@ -148,6 +151,12 @@ t.test('with ADMIN_PORT the process serves the write API there (and only there),
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   t.match(metrics, /^http_request_duration_seconds_count\{method="POST",route="\/admin\/v1\/servers\/:guild_id\/awards",status_code="200"\} 1$/m,
     'the write has its series in http_request_duration_seconds')
+  const named = async (): Promise<string[]> => String(await client.client('LIST')).split('\n')
+    .map((line) => / name=(\S*) /.exec(line)?.[1] ?? '').filter((name) => name !== '').sort()
+  const expected = [API_CONNECTION_NAME, CLOSE_CONNECTION_NAME, 'leaderboard-webhooks', WRITE_API_CONNECTION_NAME]
+  // The webhooks' connection is not waited for at start: on a loaded machine it may come a moment later.
+  for (let tries = 0; tries < 100 && JSON.stringify(await named()) !== JSON.stringify(expected); tries++) await sleep(100)
+  t.same(await named(), expected, "CLIENT LIST names each of the process's connections (docs/operating.md, \"Redis connections\")")
   run.child.kill('SIGTERM')
   t.equal(await run.exited, 0)
 })

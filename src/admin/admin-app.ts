@@ -23,6 +23,8 @@ import { HealthStatus } from '../schemas/health.js'
 import { ApiError } from '../schemas/common.js'
 
 export const ADMIN_PREFIX = '/admin/v1'
+/** The write API's Redis connection in CLIENT LIST. */
+export const WRITE_API_CONNECTION_NAME = 'leaderboard-write-api'
 const ADMIN_DOCS_PREFIX = `${ADMIN_PREFIX}/docs`
 
 const adminDocument = openapiPluginFor({
@@ -46,7 +48,7 @@ const adminDocument = openapiPluginFor({
 })
 
 export async function adminApp (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
-  await foundation(fastify, opts)
+  await foundation(fastify, opts, WRITE_API_CONNECTION_NAME)
   // Bodies are JSON (the import takes its file as it comes): text is 415, not a string to validate.
   fastify.removeContentTypeParser('text/plain')
   await fastify.register(lifecyclePlugin)

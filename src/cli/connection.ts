@@ -44,7 +44,7 @@ export async function withRedis<T> (fn: (ctx: CliContext) => Promise<T>): Promis
   const keys = new KeyBuilder(env.prefix)
   let redis: RedisClient
   try {
-    redis = createRedis({ url: env.url, cluster: env.cluster, offlineQueue: true, commandTimeoutMs: COMMAND_TIMEOUT_MS })
+    redis = createRedis({ url: env.url, cluster: env.cluster, offlineQueue: true, commandTimeoutMs: COMMAND_TIMEOUT_MS, name: 'leaderboard-cli' })
   } catch (err) {
     throw new CliError(`REDIS_URL ${redact(env.url)} is not usable: ${(err as Error).message}`)
   }

@@ -13,7 +13,7 @@ export default fp(async function redisMigrationPlugin (fastify: FastifyInstance)
   const { config, keys, redisClient: redis } = fastify
   const migrateNow = async (): Promise<void> => {
     if (await redis.get(keys.schema) === String(SCHEMA_VERSION)) return
-    const admin = createRedis({ url: config.redisUrl as string, cluster: config.redisCluster, commandTimeoutMs: MIGRATION_TIMEOUT_MS, offlineQueue: true })
+    const admin = createRedis({ url: config.redisUrl as string, cluster: config.redisCluster, commandTimeoutMs: MIGRATION_TIMEOUT_MS, offlineQueue: true, name: 'leaderboard-migration' })
     try {
       const result = await migrate(admin, keys)
       if (result.from !== result.to) fastify.log.info(result, 'redis data migrated to the current schema')

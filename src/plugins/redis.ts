@@ -26,11 +26,16 @@ declare module 'fastify' {
   }
 }
 
-export default fp(async function redisPlugin (fastify: FastifyInstance) {
+export interface RedisPluginOptions {
+  /** The connection's name in CLIENT LIST: which listener's requests it carries. */
+  connectionName: string
+}
+
+export default fp<RedisPluginOptions>(async function redisPlugin (fastify: FastifyInstance, { connectionName }) {
   const { config } = fastify
   const { redisUrl } = config
   if (redisUrl === undefined) throw new Error('redisUrl is required to build the app')
-  const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs })
+  const redis = createRedis({ url: redisUrl, cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs, name: connectionName })
   const keys = new KeyBuilder(config.redisPrefix)
   // A write with an expiry: OOM, READONLY and MISCONF refuse writes only, and the rate limit
   // writes on every request, so a PING would call ready a Redis that refuses every request.

@@ -33,7 +33,7 @@ export const webhookDeliveryPlugin = fp(async function webhookDeliveryPlugin (fa
   const { config } = fastify
   if (!config.webhookDelivery) return
   // A subscribed connection runs nothing else; ioredis subscribes again after a reconnection.
-  const subscriber = createRedis({ url: config.redisUrl ?? '', cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs, offlineQueue: true })
+  const subscriber = createRedis({ url: config.redisUrl ?? '', cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs, offlineQueue: true, name: 'leaderboard-webhooks' })
   subscriber.on('error', () => {}) // the app's own connection reports Redis's health
   const attempts = fastify.metricsRegistry === null
     ? undefined
