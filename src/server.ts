@@ -73,6 +73,12 @@ function say (...lines: string[]): void {
 let listening = false
 /** Set by a signal while starting: the close ends the process, and the start's steps under way wait for it. */
 let stoppingWhileStarting = false
+/**
+ * Whether the write API's start has begun: Fastify starts an app that is closed before it was
+ * started (connecting to Redis, loading every plugin) only to close it, so a stop before then
+ * leaves it alone.
+ */
+let adminStarted = false
 const untilStopped = async (): Promise<never> => await new Promise<never>(() => {})
 
 closeWithGrace({
@@ -99,7 +105,7 @@ closeWithGrace({
     app.log.info('closing: no new connections, finishing requests in flight')
   }
   demoBot?.stop()
-  await Promise.all([app.close(), admin?.close()])
+  await Promise.all([app.close(), adminStarted ? admin?.close() : undefined])
   await localRedis?.stop()
   say('  Stopped.')
   // The start's steps under way (readiness, the demo's seeding) would go on against what is closed.
@@ -110,6 +116,8 @@ closeWithGrace({
 // is not reported as the API's port.
 try {
   await app.ready()
+  if (stoppingWhileStarting) await untilStopped()
+  adminStarted = true
   await admin?.ready()
 } catch (err) {
   if (stoppingWhileStarting) await untilStopped()

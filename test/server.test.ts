@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
-import { RedisServer } from './helpers/redis-server.js'
+import { monitored, RedisServer } from './helpers/redis-server.js'
 import { API_CONNECTION_NAME } from '../src/app.js'
 import { WRITE_API_CONNECTION_NAME } from '../src/admin/admin-app.js'
 import { CLOSE_CONNECTION_NAME } from '../src/plugins/calendar-ticker.js'
@@ -215,6 +215,32 @@ t.test('Ctrl-C while the demo starts (before the app is ready, and while it seed
     t.match(run.stdout(), /\n {2}Stopped\.\n/, 'it says it stopped')
     t.same(redisServersIn(dir), [], 'its local Redis stopped')
   }
+})
+
+t.test('a stop before the write API has started leaves it unstarted: it never connects to Redis', async (t) => {
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.close() })
+  const named = new Set<string>()
+  let code: number | null = null
+  await monitored(redis.url, (args) => {
+    if (args[0]?.toLowerCase() === 'client' && args[1]?.toLowerCase() === 'setname' && args[2] !== undefined) named.add(args[2])
+  }, async () => {
+    // Held stopped, Redis keeps the API's start waiting for it, so the stop comes while the API
+    // gets ready, before the write API's start begins.
+    process.kill(redis.pid, 'SIGSTOP')
+    let resumed = false
+    const resume = (): void => { if (!resumed) { resumed = true; process.kill(redis.pid, 'SIGCONT') } }
+    t.teardown(resume)
+    const run = startServer(t, { env: { REDIS_URL: redis.url, ADMIN_PORT: '0', SHUTDOWN_DRAIN_MS: '30000' } })
+    await run.waitFor(/young-collection fix/)
+    run.signal('SIGINT')
+    await run.waitFor(/stopping while starting/)
+    resume()
+    code = await run.exited
+  })
+  t.equal(code, 0, 'it stops with 0')
+  t.ok(named.has(API_CONNECTION_NAME), `the API connected as ${API_CONNECTION_NAME}`)
+  t.notOk(named.has(WRITE_API_CONNECTION_NAME), `no ${WRITE_API_CONNECTION_NAME} connection was made`)
 })
 
 t.test('the demo says when it has stopped after Ctrl-C and its drain', async (t) => {
