@@ -2,9 +2,8 @@
 // holds Redis long, whatever the server's size), with what it keeps unchanged. The close's
 // results are pinned in test/history.test.ts.
 import t, { type Test } from 'tap'
-import { Redis } from 'ioredis'
 import { FakeClock, fakeClockRedis } from './helpers/fake-clock.js'
-import { monitorOf, redisFixture, type RedisServer } from './helpers/redis-server.js'
+import { monitored, redisFixture, type RedisServer } from './helpers/redis-server.js'
 import { createRedis, type RedisClient } from '../src/redis/client.js'
 import { RedisClock } from '../src/redis/clock.js'
 import { boardMember, KeyBuilder } from '../src/redis/keys.js'
@@ -79,25 +78,18 @@ t.test('a step\'s calls read as many members as callMs holds at its lowest recen
   }
   clock.set(day21 + 86_400_000 + 1000)
 
-  const base = new Redis(server.url)
-  const monitor = await monitorOf(base)
-  t.teardown(() => { monitor.disconnect(); base.disconnect() })
   // Each ranks call's count (its last argument), by server: the call (the close's one with 11 keys) names its
   // day's ranks as its fifth key, as EVALSHA and as EVAL (a script's first call on a connection).
   const counts = new Map<string, number[]>()
-  monitor.on('monitor', (_time: string, args: string[]) => {
+  const [slow, quick] = guilds as [string, string]
+  await monitored(server.url, (args) => {
     const command = args[0]?.toLowerCase()
     if ((command !== 'eval' && command !== 'evalsha') || args[2] !== '11') return
     const guild = guilds.find((g) => args[7] === keys.histRanks(g, '2026-11-21'))
     if (guild !== undefined) counts.set(guild, [...(counts.get(guild) ?? []), Number(args.at(-1))])
-  })
-  const [slow, quick] = guilds as [string, string]
-  t.same(await new DayCloser(redis, keys, { callMs: 0 }).closeDue(slow), ['2026-11-21'])
-  t.same(await new DayCloser(redis, keys, { callMs: 1e9, chunk: 500 }).closeDue(quick), ['2026-11-21'])
-  // Redis feeds MONITOR in the order it runs commands: once this shows, the closes' calls have.
-  await new Promise<void>((resolve) => {
-    monitor.on('monitor', (_time: string, args: string[]) => { if (args[0]?.toLowerCase() === 'echo' && args[1] === 'closed') resolve() })
-    base.echo('closed').catch(() => {})
+  }, async () => {
+    t.same(await new DayCloser(redis, keys, { callMs: 0 }).closeDue(slow), ['2026-11-21'])
+    t.same(await new DayCloser(redis, keys, { callMs: 1e9, chunk: 500 }).closeDue(quick), ['2026-11-21'])
   })
   const slowCounts = counts.get(slow) ?? []
   t.same(slowCounts.slice(0, 3), [250, 16, 16], 'no member fits in 0 ms: 16 a call')
@@ -128,9 +120,6 @@ t.test('a day that touched members with a history index and members given theirs
   clock.set(day21 + 86_400_000 + 1000)
   await writer.removeMember({ guildId: GUILD, userId: '102' })
   const closer = new DayCloser(redis, keys, { chunk: 50 })
-  const base = new Redis(server.url)
-  const monitor = await monitorOf(base)
-  t.teardown(() => { monitor.disconnect(); base.disconnect() })
   let [orderWrites, changesCalls, stagedSets] = [0, 0, 0]
   /**
    * Closes `day`, and counts its touched step's calls (the close's script with 8 keys whose second
@@ -141,22 +130,16 @@ t.test('a day that touched members with a history index and members given theirs
   const touchedCalls = async (day: string): Promise<number> => {
     let calls = 0
     ;[orderWrites, changesCalls, stagedSets] = [0, 0, 0]
-    const count = (_time: string, args: string[]): void => {
+    await monitored(server.url, (args) => {
       const command = args[0]?.toLowerCase()
       const script = command === 'eval' || command === 'evalsha'
       if (script && args[2] === '8' && args[4] === keys.dayStart(GUILD, day)) calls++
       if (script && args[2] === '7' && args[4] === keys.guild(GUILD).histOrder && args[8] === keys.histChanges(GUILD, day)) changesCalls++
       if (command === 'set' && args[1]?.startsWith(`${keys.guild(GUILD).hist}:changes-staging:`) === true) stagedSets++
       if (command === 'zadd' && args[1] === keys.guild(GUILD).histOrder) orderWrites++
-    }
-    monitor.on('monitor', count)
-    t.same(await closer.closeDue(GUILD), [day])
-    // Redis feeds MONITOR in the order it runs commands: once this shows, the close's calls have.
-    await new Promise<void>((resolve) => {
-      monitor.on('monitor', (_time: string, args: string[]) => { if (args[0]?.toLowerCase() === 'echo' && args[1] === day) resolve() })
-      base.echo(day).catch(() => {})
+    }, async () => {
+      t.same(await closer.closeDue(GUILD), [day])
     })
-    monitor.off('monitor', count)
     return calls
   }
   // No member had a history index before the first close: its ranks step gives every member on
