@@ -5,18 +5,18 @@
 // to requests signed (and judged) by the npm standardwebhooks package. Beside: mypy --strict over
 // the package and its tests, and `pip install ./packages/python` giving a typed package.
 import t from 'tap'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { cpSync, existsSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { promisify } from 'node:util'
 import { Webhook } from 'standardwebhooks'
-import { built, ROOT } from './helpers/built.js'
+import { ROOT } from './helpers/built.js'
 import { RedisServer } from './helpers/redis-server.js'
 import { createRedis } from '../src/redis/client.js'
 import { KeyBuilder } from '../src/redis/keys.js'
 import { TokenStore } from '../src/tokens/token-store.js'
 import { ApiKeyStore } from '../src/api-keys/api-keys.js'
-import { freePort } from '../src/redis/redis-server.js'
+import { startServerOnFreePorts } from './helpers/server-process.js'
 
 const run = promisify(execFile)
 const PACKAGE = join(ROOT, 'packages/python')
@@ -29,44 +29,20 @@ t.setTimeout(600_000)
 const redis = await RedisServer.start()
 t.teardown(async () => { await redis.close() })
 
-const [port, adminPort] = [await freePort(), await freePort()]
-const server = spawn(process.execPath, [built('server.js')], {
-  // The server as a user runs it (NODE_OPTIONS carries tap's hooks). No load shedding: this is a
-  // test of the client, on a machine that may be busy. Redis has 1 s before a 503, so a paused
-  // Redis answers soon; a short rate window so that a 429's Retry-After is a second or two.
+// The server as a user runs it (test/helpers/server-process.ts). No load shedding: this is a
+// test of the client, on a machine that may be busy. Redis has 1 s before a 503, so a paused
+// Redis answers soon; a short rate window so that a 429's Retry-After is a second or two.
+const { run: server, ports: { PORT: port, ADMIN_PORT: adminPort } } = await startServerOnFreePorts(t, ['PORT', 'ADMIN_PORT'], {
   env: {
-    PATH: process.env.PATH,
-    NODE_OPTIONS: '',
     REDIS_URL: redis.url,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    ADMIN_PORT: String(adminPort),
     LOG_LEVEL: 'info',
-    SHUTDOWN_DRAIN_MS: '0',
     MAX_EVENT_LOOP_DELAY_MS: '0',
     MAX_IN_FLIGHT: '0',
     REDIS_COMMAND_TIMEOUT_MS: '1000',
     PLAN_LIMITS: JSON.stringify({ free: FREE_LIMIT }),
     RATE_LIMIT_WINDOW_MS: '3000'
-  },
-  stdio: ['ignore', 'pipe', 'pipe']
-})
-let serverOutput = ''
-server.stdout.on('data', (chunk: Buffer) => { serverOutput += chunk.toString() })
-server.stderr.on('data', (chunk: Buffer) => { serverOutput += chunk.toString() })
-const exited = new Promise<number | null>((resolve) => server.once('exit', resolve))
-t.teardown(async () => {
-  if (server.exitCode === null && server.signalCode === null) server.kill('SIGTERM')
-  await exited
-})
-
-async function listening (): Promise<void> {
-  const deadline = Date.now() + 60_000
-  while (![port, adminPort].every((p) => serverOutput.includes(`listening at http://127.0.0.1:${p}`))) {
-    if (server.exitCode !== null || Date.now() > deadline) throw new Error(`the service did not start:\n${serverOutput}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
   }
-}
+})
 
 /**
  * Requests signed by the npm package, each with its own verifier's verdict at `now`. The npm
@@ -116,7 +92,6 @@ function webhookVectorsAt (now: number): unknown {
 }
 
 t.test("the Python package's tests pass against a live service, with both clients", async (t) => {
-  await listening()
   const client = createRedis({ url: redis.url, offlineQueue: true })
   t.teardown(() => { client.disconnect() })
   const keys = new KeyBuilder()
@@ -155,7 +130,7 @@ t.test("the Python package's tests pass against a live service, with both client
     else if (reason !== undefined) t.pass(label, { skip: reason })
     else t.fail(label, { verdict })
   }
-  t.equal(result.code, 0, 'python3 -m unittest passes', { output: result.stderr.slice(-20_000), service: serverOutput.slice(-5000) })
+  t.equal(result.code, 0, 'python3 -m unittest passes', { output: result.stderr.slice(-20_000), service: (server.stdout() + server.stderr()).slice(-5000) })
 })
 
 const mypy = await run('mypy', ['--version']).then(() => true, () => false)

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { built } from './built.js'
+import { freePort } from '../../src/redis/redis-server.js'
 
 export const SERVER = built('server.js')
 
@@ -79,6 +80,40 @@ export function startServer (t: Test, options: ServerOptions = {}): ServerProces
         if (done) throw new Error(`exited without printing ${pattern}; stdout:\n${out}\nstderr:\n${err}`)
         await sleep(50)
       }
+    }
+  }
+}
+
+/**
+ * Starts the server with a free port for each variable of `names` (PORT, ADMIN_PORT, METRICS_PORT)
+ * and waits until it listens on all of them. A port is free when picked, not when the server
+ * binds it seconds later, and tests beside this one pick ports too: when one was taken meanwhile
+ * (the start fails with EADDRINUSE), the server is started again on others, as RedisServer.start
+ * does for its own port.
+ */
+export async function startServerOnFreePorts<K extends string> (t: Test, names: readonly K[], options: ServerOptions = {}):
+Promise<{ run: ServerProcess, ports: Record<K, number> }> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: Partial<Record<K, number>> = {}
+    for (const name of names) {
+      let port = await freePort()
+      while (Object.values(ports).includes(port)) port = await freePort()
+      ports[name] = port
+    }
+    const picked = ports as Record<K, number>
+    const env = { ...options.env, ...Object.fromEntries(names.map((name) => [name, String(picked[name])])) }
+    const run = startServer(t, { ...options, env })
+    try {
+      for (const name of names) {
+        const port = picked[name]
+        await run.waitFor(name === 'METRICS_PORT' ? new RegExp(`"port":${port},"msg":"metrics served`) : new RegExp(`listening at http://127\\.0\\.0\\.1:${port}\\b`))
+      }
+      return { run, ports: picked }
+    } catch (err) {
+      // The whole of its stderr, which may come after its exit.
+      if (run.child.stderr !== null && !run.child.stderr.readableEnded) await new Promise((resolve) => run.child.stderr?.once('end', resolve))
+      if (attempt < 5 && run.stderr().includes('EADDRINUSE')) continue
+      throw err
     }
   }
 }
