@@ -12,6 +12,7 @@ import { monitored, RedisServer } from './helpers/redis-server.js'
 import { API_CONNECTION_NAME } from '../src/app.js'
 import { WRITE_API_CONNECTION_NAME } from '../src/admin/admin-app.js'
 import { CLOSE_CONNECTION_NAME } from '../src/plugins/calendar-ticker.js'
+import { WEBHOOKS_CONNECTION_NAME } from '../src/plugins/webhooks.js'
 import { DEMO_CURL as CURL, startServer, startServerOnFreePorts, tempDir } from './helpers/server-process.js'
 import { TokenStore } from '../src/tokens/token-store.js'
 import { freePort, isPortFree } from '../src/redis/redis-server.js'
@@ -152,7 +153,7 @@ t.test('with ADMIN_PORT the process serves the write API there (and only there),
     'the write has its series in http_request_duration_seconds')
   const named = async (): Promise<string[]> => String(await client.client('LIST')).split('\n')
     .map((line) => / name=(\S*) /.exec(line)?.[1] ?? '').filter((name) => name !== '').sort()
-  const expected = [API_CONNECTION_NAME, CLOSE_CONNECTION_NAME, 'leaderboard-webhooks', WRITE_API_CONNECTION_NAME]
+  const expected = [API_CONNECTION_NAME, CLOSE_CONNECTION_NAME, WEBHOOKS_CONNECTION_NAME, WRITE_API_CONNECTION_NAME]
   // The webhooks' connection is not waited for at start: on a loaded machine it may come a moment later.
   for (let tries = 0; tries < 100 && JSON.stringify(await named()) !== JSON.stringify(expected); tries++) await sleep(100)
   t.same(await named(), expected, "CLIENT LIST names each of the process's connections (docs/operating.md, \"Redis connections\")")

@@ -29,11 +29,14 @@ export const webhookStorePlugin = fp(async function webhookStorePlugin (fastify:
   }))
 }, { name: 'webhook-store', dependencies: ['config', 'redis'] })
 
+/** The webhooks' subscribed connection, as CLIENT LIST names it. */
+export const WEBHOOKS_CONNECTION_NAME = 'leaderboard-webhooks'
+
 export const webhookDeliveryPlugin = fp(async function webhookDeliveryPlugin (fastify: FastifyInstance) {
   const { config } = fastify
   if (!config.webhookDelivery) return
   // A subscribed connection runs nothing else; ioredis subscribes again after a reconnection.
-  const subscriber = createRedis({ url: config.redisUrl ?? '', cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs, offlineQueue: true, name: 'leaderboard-webhooks' })
+  const subscriber = createRedis({ url: config.redisUrl ?? '', cluster: config.redisCluster, commandTimeoutMs: config.redisCommandTimeoutMs, offlineQueue: true, name: WEBHOOKS_CONNECTION_NAME })
   subscriber.on('error', () => {}) // the app's own connection reports Redis's health
   const attempts = fastify.metricsRegistry === null
     ? undefined
