@@ -1,5 +1,5 @@
 // How long this machine takes a core away from a thread that never yields it: a loop that only
-// reads the clock, one per core (each pinned to its core with taskset when it is there), and
+// reads the clock, one per core (each pinned to its core with taskset, which it needs), and
 // every gap between two readings past 0.5 ms counted. A gap is time the thread did not run: the
 // OS ran something else there, or the hypervisor gave the virtual core to another machine. The
 // loop allocates nothing, so Node's collector does not run in it. Redis's calls meet the same
